@@ -1,0 +1,98 @@
+/* fs_main.c - the daemon's life: build the FUSE session with options sized
+ * for throughput, mount, daemonize, run the multi-threaded loop, and leave
+ * cleanly on unmount or SIGTERM/SIGINT/SIGHUP. */
+#include "config.h"
+
+#include "fs_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "array.h"
+
+static bool fs_daemonized;
+
+void fs_log(void *ctx, const char *msg)
+{
+	(void)ctx;
+	if (fs_daemonized)
+		syslog(LOG_WARNING, "%s", msg);
+	else
+		fprintf(stderr, "raidfuse: %s\n", msg);
+}
+
+int fs_run(struct raid_array *array, const struct fs_options *opts)
+{
+	struct fs_state fs;
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL;
+	struct fuse_loop_config *loop_cfg = NULL;
+	char mount_opts[512];
+	int rc = -EIO;
+
+	memset(&fs, 0, sizeof(fs));
+	fs.array = array;
+	fs.opts = opts;
+	fs.uid = getuid();
+	fs.gid = getgid();
+	pthread_mutex_init(&fs.times_lock, NULL);
+	clock_gettime(CLOCK_REALTIME, &fs.mount_time);
+	fs.volume_mtime = fs.volume_atime = fs.mount_time;
+
+	snprintf(mount_opts, sizeof(mount_opts),
+	         "fsname=raidfuse,subtype=raidfuse,default_permissions,max_read=%u%s%s%s%s",
+	         FS_MAX_IO_BYTES, array->read_only ? ",ro" : "",
+	         opts->allow_other ? ",allow_other" : "", opts->extra_opts ? "," : "",
+	         opts->extra_opts ? opts->extra_opts : "");
+	if (fuse_opt_add_arg(&args, "raidfuse") || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, mount_opts) || (opts->debug && fuse_opt_add_arg(&args, "-d"))) {
+		fprintf(stderr, "raidfuse: out of memory\n");
+		goto out;
+	}
+	se = fuse_session_new(&args, &fs_lowlevel_ops, sizeof(fs_lowlevel_ops), &fs);
+	if (!se) {
+		fprintf(stderr, "raidfuse: cannot set up the FUSE session (mount options: %s)\n",
+		        mount_opts);
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		fprintf(stderr, "raidfuse: cannot install signal handlers\n");
+		goto out_destroy;
+	}
+	if (fuse_session_mount(se, opts->mountpoint) != 0) {
+		fprintf(stderr, "raidfuse: cannot mount on %s (is /dev/fuse available and "
+		        "fusermount3 installed?)\n", opts->mountpoint);
+		goto out_signals;
+	}
+	if (!opts->foreground) {
+		openlog("raidfuse", LOG_PID, LOG_DAEMON);
+		fs_daemonized = true;
+	}
+	/* Daemonize only after the mount succeeded, so the parent's exit
+	 * status says whether the volume is there. */
+	if (fuse_daemonize(opts->foreground) != 0) {
+		fprintf(stderr, "raidfuse: cannot daemonize\n");
+		goto out_unmount;
+	}
+	loop_cfg = fuse_loop_cfg_create();
+	if (!loop_cfg)
+		goto out_unmount;
+	fuse_loop_cfg_set_max_threads(loop_cfg, (unsigned)opts->max_threads);
+	fuse_loop_cfg_set_clone_fd(loop_cfg, 0);
+	rc = fuse_session_loop_mt(se, loop_cfg) == 0 ? 0 : -EIO;
+	fuse_loop_cfg_destroy(loop_cfg);
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_destroy:
+	fuse_session_destroy(se);
+out:
+	fuse_opt_free_args(&args);
+	pthread_mutex_destroy(&fs.times_lock);
+	return rc;
+}

@@ -1,0 +1,551 @@
+/* array.c - assembling an array from its members' superblocks, keeping the
+ * superblocks in step with the array's state (events, clean/dirty, failed
+ * members), and the volume I/O entry points.
+ *
+ * Assembly follows mdadm's rules: the member with the highest event count
+ * is the authority on roles; a member whose events lag (by more than the
+ * one md tolerates) or whose role the authority marks faulty or spare is
+ * left out with a warning; a degraded array starts only when asked
+ * (--run); a dirty *and* degraded one only when forced.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "array.h"
+#include "errmsg.h"
+
+static void array_log(struct raid_array *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void array_log(struct raid_array *a, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!a->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	a->log(a->log_ctx, msg);
+}
+
+int array_geometry_from_super(struct raid_geometry *geo, const struct md_super *sb, char *err,
+                              size_t errlen)
+{
+	const struct raid_level_ops *ops = raid_level_find(sb->level);
+
+	memset(geo, 0, sizeof(*geo));
+	if (!ops)
+		return errmsg_fail(-EINVAL, err, errlen, "RAID level %d is not supported",
+		                   sb->level);
+	if (sb->raid_disks < 1 || sb->raid_disks > RAID_MAX_MEMBERS)
+		return errmsg_fail(-EINVAL, err, errlen, "raid_disks %u out of range (1-%d)",
+		                   sb->raid_disks, RAID_MAX_MEMBERS);
+	if ((int)sb->raid_disks < ops->min_disks)
+		return errmsg_fail(-EINVAL, err, errlen, "%s needs at least %d members, not %u",
+		                   ops->name, ops->min_disks, sb->raid_disks);
+	if (ops->uses_chunk && sb->chunksize == 0)
+		return errmsg_fail(-EINVAL, err, errlen, "%s with chunk size 0", ops->name);
+	geo->level = sb->level;
+	geo->layout = sb->layout;
+	geo->feature_map = sb->feature_map;
+	geo->chunk_bytes = ops->uses_chunk || sb->chunksize ? sb->chunksize * SECTOR_BYTES : 0;
+	geo->raid_disks = (int)sb->raid_disks;
+	geo->dev_bytes = sb->size * SECTOR_BYTES;
+	return 0;
+}
+
+/* ---- superblock updates -------------------------------------------- */
+
+/* Write the array state to every serving member: events bumped, dirty or
+ * clean, roles. Caller holds state_lock. */
+static int array_super_sync(struct raid_array *a, bool clean)
+{
+	int rc = 0;
+
+	if (a->read_only)
+		return 0;
+	a->events++;
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		if (!m)
+			continue;
+		m->sb.events = a->events;
+		m->sb.utime = (uint64_t)time(NULL);
+		m->sb.resync_offset = clean ? MD_RESYNC_NONE : 0;
+		int wrc = member_super_store(m);
+		if (wrc == 0)
+			wrc = member_sync(m);
+		if (wrc < 0 && rc == 0)
+			rc = wrc;
+	}
+	return rc;
+}
+
+/* Record role as faulty in every serving member's roles table. */
+static void array_roles_mark_faulty(struct raid_array *a, uint32_t dev_number)
+{
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		if (m && dev_number < m->sb.max_dev)
+			m->sb.dev_roles[dev_number] = MD_ROLE_FAULTY;
+	}
+}
+
+int array_missing_count(const struct raid_array *a)
+{
+	int missing = 0;
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		missing += !a->slot[role];
+	return missing;
+}
+
+bool array_member_error(struct raid_array *a, int role, int err, bool is_write)
+{
+	bool missing[RAID_MAX_MEMBERS];
+	bool failed = false;
+
+	pthread_mutex_lock(&a->state_lock);
+	struct member *m = a->slot[role];
+	if (!m) {
+		pthread_mutex_unlock(&a->state_lock);
+		return true;
+	}
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		missing[r] = !a->slot[r] || r == role;
+	if (a->ops->can_run(&a->geo, missing)) {
+		a->slot[role] = NULL;
+		array_roles_mark_faulty(a, m->sb.dev_number);
+		array_super_sync(a, false);
+		failed = true;
+		array_log(a, "member %s (role %d) failed on %s: %s; the array continues degraded",
+		          m->path, role, is_write ? "write" : "read", strerror(-err));
+	} else {
+		if (is_write && a->sticky_error == 0)
+			a->sticky_error = err;
+		array_log(a, "member %s (role %d): %s error: %s; no redundancy left to fail it",
+		          m->path, role, is_write ? "write" : "read", strerror(-err));
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	return failed;
+}
+
+/* ---- assembly ------------------------------------------------------- */
+
+static void array_free(struct raid_array *a)
+{
+	if (!a)
+		return;
+	for (int i = 0; i < a->nr_members; i++)
+		member_close(&a->members[i]);
+	free(a->members);
+	if (a->ops && a->level_priv)
+		a->ops->geometry_free(a->level_priv);
+	row_locks_destroy(&a->row_locks);
+	pthread_mutex_destroy(&a->state_lock);
+	free(a);
+}
+
+static int assemble_open_members(struct raid_array *a, const char *const *paths, int nr_paths,
+                                 bool read_only, char *err, size_t errlen)
+{
+	a->members = calloc((size_t)nr_paths, sizeof(*a->members));
+	if (!a->members)
+		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	for (int i = 0; i < nr_paths; i++) {
+		int rc = member_open(&a->members[i], paths[i], read_only, err, errlen);
+		if (rc < 0)
+			return rc;
+		a->nr_members++;
+		for (int j = 0; j < i; j++) {
+			const struct member *x = &a->members[j], *y = &a->members[i];
+			bool same = x->st_dev == y->st_dev && x->st_ino == y->st_ino;
+			if (x->is_block_device && y->is_block_device)
+				same = same || x->st_rdev == y->st_rdev;
+			if (same)
+				return errmsg_fail(-EINVAL, err, errlen,
+				                   "%s and %s are the same member given twice",
+				                   paths[j], paths[i]);
+		}
+	}
+	for (int i = 0; i < nr_paths; i++) {
+		int rc = member_super_load(&a->members[i], err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int assemble_check_uuids(struct raid_array *a, char *err, size_t errlen)
+{
+	const struct md_super *first = &a->members[0].sb;
+
+	for (int i = 1; i < a->nr_members; i++) {
+		const struct md_super *sb = &a->members[i].sb;
+		if (memcmp(sb->set_uuid, first->set_uuid, 16) != 0) {
+			char u0[36], u1[36];
+			md_uuid_format(first->set_uuid, u0);
+			md_uuid_format(sb->set_uuid, u1);
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "%s belongs to array %s but %s belongs to array %s: "
+			                   "members of different arrays",
+			                   a->members[i].path, u1, a->members[0].path, u0);
+		}
+	}
+	return 0;
+}
+
+static int assemble_check_features(const struct member *m, char *err, size_t errlen)
+{
+	uint32_t unknown = m->sb.feature_map & ~MD_FEATURES_SUPPORTED;
+	if (unknown & (MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS |
+	               MD_FEATURE_NEW_OFFSET))
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "%s: a reshape is in progress (feature_map 0x%x); finish it "
+		                   "with mdadm first",
+		                   m->path, m->sb.feature_map);
+	if (unknown)
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "%s: superblock features 0x%x are not supported "
+		                   "(journal, PPL, clustered or replacement)",
+		                   m->path, unknown);
+	return 0;
+}
+
+/* Place members in their roles from the freshest superblock. */
+static int assemble_place_members(struct raid_array *a, const struct md_super *fresh,
+                                  char *err, size_t errlen)
+{
+	for (int i = 0; i < a->nr_members; i++) {
+		struct member *m = &a->members[i];
+		uint32_t dev = m->sb.dev_number;
+		uint16_t role = dev < fresh->max_dev ? fresh->dev_roles[dev] : MD_ROLE_SPARE;
+
+		if (m->sb.events + 1 < fresh->events) {
+			array_log(a,
+			          "%s: events %" PRIu64 " are behind the array's %" PRIu64
+			          " (stale: it missed later writes); leaving it out",
+			          m->path, m->sb.events, fresh->events);
+			continue;
+		}
+		if (role == MD_ROLE_FAULTY) {
+			array_log(a, "%s: the array records this member as faulty; leaving it out",
+			          m->path);
+			continue;
+		}
+		if (role == MD_ROLE_SPARE || role == MD_ROLE_JOURNAL) {
+			array_log(a, "%s: a spare; not used by this version", m->path);
+			continue;
+		}
+		if (role >= (uint16_t)a->geo.raid_disks)
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "%s: role %u is beyond raid_disks %d", m->path, role,
+			                   a->geo.raid_disks);
+		if (a->slot[role])
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "%s and %s both claim role %u of the array",
+			                   a->slot[role]->path, m->path, role);
+		if ((m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+		    m->sb.recovery_offset != MD_RESYNC_NONE) {
+			array_log(a, "%s: recovery onto it was not finished; leaving it out",
+			          m->path);
+			continue;
+		}
+		a->slot[role] = m;
+		a->geo.member_bytes[role] = m->sb.data_size * SECTOR_BYTES;
+	}
+	return 0;
+}
+
+static void assemble_describe_missing(const struct raid_array *a, char *out, size_t outlen)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int role = 0; role < a->geo.raid_disks && used < outlen; role++) {
+		if (a->slot[role])
+			continue;
+		int n = snprintf(out + used, outlen - used, "%s%d", used ? ", " : "", role);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+int array_assemble(struct raid_array **out, const char *const *paths, int nr_paths,
+                   const struct array_assemble_opts *opts, char *err, size_t errlen)
+{
+	struct raid_array *a;
+	const struct md_super *fresh;
+	bool missing[RAID_MAX_MEMBERS];
+	char missing_text[256];
+	int rc;
+
+	*out = NULL;
+	if (nr_paths < 1)
+		return errmsg_fail(-EINVAL, err, errlen, "no members given");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	pthread_mutex_init(&a->state_lock, NULL);
+	row_locks_init(&a->row_locks);
+	a->read_only = opts->read_only;
+	a->log = opts->log;
+	a->log_ctx = opts->log_ctx;
+
+	rc = assemble_open_members(a, paths, nr_paths, opts->read_only, err, errlen);
+	if (rc == 0)
+		rc = assemble_check_uuids(a, err, errlen);
+	if (rc < 0)
+		goto fail;
+
+	fresh = &a->members[0].sb;
+	for (int i = 1; i < a->nr_members; i++)
+		if (a->members[i].sb.events > fresh->events)
+			fresh = &a->members[i].sb;
+	for (int i = 0; i < a->nr_members; i++) {
+		rc = assemble_check_features(&a->members[i], err, errlen);
+		if (rc < 0)
+			goto fail;
+	}
+	rc = array_geometry_from_super(&a->geo, fresh, err, errlen);
+	if (rc < 0)
+		goto fail;
+	a->ops = raid_level_find(a->geo.level);
+	memcpy(a->set_uuid, fresh->set_uuid, 16);
+	memcpy(a->set_name, fresh->set_name, sizeof(a->set_name));
+	a->events = fresh->events;
+	bool dirty = fresh->resync_offset != MD_RESYNC_NONE;
+
+	rc = assemble_place_members(a, fresh, err, errlen);
+	if (rc < 0)
+		goto fail;
+	/* From here on every serving member carries the authority's roles. */
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		if (!m || &m->sb == fresh)
+			continue;
+		m->sb.max_dev = fresh->max_dev;
+		memcpy(m->sb.dev_roles, fresh->dev_roles, sizeof(m->sb.dev_roles));
+	}
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		missing[role] = !a->slot[role];
+	assemble_describe_missing(a, missing_text, sizeof(missing_text));
+	int nr_missing = array_missing_count(a);
+	if (!a->ops->can_run(&a->geo, missing)) {
+		rc = errmsg_fail(-ENODEV, err, errlen,
+		                 "cannot start %s array: %d of %d members present; missing role(s) "
+		                 "%s",
+		                 a->ops->name, a->geo.raid_disks - nr_missing, a->geo.raid_disks,
+		                 missing_text);
+		goto fail;
+	}
+	if (nr_missing && !opts->run_degraded) {
+		rc = errmsg_fail(-ENODEV, err, errlen,
+		                 "%s array is degraded (missing role(s) %s); pass --run to start "
+		                 "it degraded",
+		                 a->ops->name, missing_text);
+		goto fail;
+	}
+	if (nr_missing && dirty && !opts->force && !opts->read_only) {
+		rc = errmsg_fail(-EUCLEAN, err, errlen,
+		                 "%s array is both degraded (missing role(s) %s) and dirty (not "
+		                 "stopped cleanly), so its parity cannot be trusted; pass --force "
+		                 "to start it anyway",
+		                 a->ops->name, missing_text);
+		goto fail;
+	}
+	/* Members of levels without per-member size use their own data area. */
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		if (!a->slot[role])
+			a->geo.member_bytes[role] = a->geo.dev_bytes;
+	rc = a->ops->geometry_init(&a->geo, &a->level_priv, err, errlen);
+	if (rc < 0)
+		goto fail;
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		uint64_t need = a->geo.dev_bytes;
+		if (m && need > m->sb.data_size * SECTOR_BYTES) {
+			rc = errmsg_fail(-EINVAL, err, errlen,
+			                 "%s: data_size %" PRIu64 " sectors is smaller than the "
+			                 "array's per-member size %" PRIu64 " sectors",
+			                 m->path, m->sb.data_size, need / SECTOR_BYTES);
+			goto fail;
+		}
+	}
+
+	a->was_dirty = dirty;
+	*out = a;
+	return 0;
+fail:
+	array_free(a);
+	return rc;
+}
+
+int array_start(struct raid_array *a, char *err, size_t errlen)
+{
+	const struct md_super *roles = NULL;
+	int rc;
+
+	if (a->read_only || a->started)
+		return 0;
+	for (int role = 0; role < a->geo.raid_disks && !roles; role++)
+		if (a->slot[role])
+			roles = &a->slot[role]->sb;
+	/* Members left out or missing are faulty from now on: a later
+	 * assembly must not take them back as current. */
+	for (int i = 0; i < a->nr_members; i++) {
+		struct member *m = &a->members[i];
+		bool serving = false;
+		for (int role = 0; role < a->geo.raid_disks; role++)
+			serving = serving || a->slot[role] == m;
+		if (!serving && md_super_role(&m->sb) < MD_ROLE_MAX)
+			array_roles_mark_faulty(a, m->sb.dev_number);
+	}
+	for (uint32_t dev = 0; dev < roles->max_dev; dev++) {
+		uint16_t role = roles->dev_roles[dev];
+		if (role < (uint16_t)a->geo.raid_disks && !a->slot[role])
+			array_roles_mark_faulty(a, dev);
+	}
+	if (a->was_dirty && array_missing_count(a) == 0 && a->ops->resync) {
+		array_log(a, "array was not stopped cleanly: resyncing %s before use",
+		          a->ops->name);
+		rc = a->ops->resync(a);
+		if (rc < 0)
+			return errmsg_fail(rc, err, errlen,
+			                   "resync after an unclean stop failed: %s", strerror(-rc));
+	}
+	pthread_mutex_lock(&a->state_lock);
+	rc = array_super_sync(a, false);
+	pthread_mutex_unlock(&a->state_lock);
+	if (rc < 0)
+		return errmsg_fail(rc, err, errlen, "cannot mark the array active: %s",
+		                   strerror(-rc));
+	a->started = true;
+	return 0;
+}
+
+/* ---- I/O and stop --------------------------------------------------- */
+
+int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
+{
+	if (off > a->geo.array_bytes || len > a->geo.array_bytes - off)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	return a->ops->read(a, buf, len, off);
+}
+
+int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
+{
+	if (a->read_only || !a->started)
+		return -EROFS;
+	if (off > a->geo.array_bytes || len > a->geo.array_bytes - off)
+		return -ENOSPC;
+	if (len == 0)
+		return 0;
+	int rc = a->ops->write(a, buf, len, off);
+	if (rc < 0) {
+		pthread_mutex_lock(&a->state_lock);
+		if (a->sticky_error == 0)
+			a->sticky_error = rc;
+		pthread_mutex_unlock(&a->state_lock);
+	}
+	return rc;
+}
+
+int array_flush(struct raid_array *a)
+{
+	int rc;
+
+	if (a->read_only)
+		return 0;
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		if (!m)
+			continue;
+		int src = member_sync(m);
+		if (src < 0)
+			array_member_error(a, role, src, true);
+	}
+	pthread_mutex_lock(&a->state_lock);
+	rc = a->sticky_error;
+	pthread_mutex_unlock(&a->state_lock);
+	return rc;
+}
+
+int array_stop(struct raid_array *a)
+{
+	int rc = 0;
+
+	if (!a)
+		return 0;
+	if (a->started) {
+		rc = array_flush(a);
+		pthread_mutex_lock(&a->state_lock);
+		/* An array that lost writes is left dirty, so the next assembly
+		 * does not trust its parity. */
+		int src = array_super_sync(a, rc == 0);
+		pthread_mutex_unlock(&a->state_lock);
+		if (rc == 0)
+			rc = src;
+	}
+	array_free(a);
+	return rc;
+}
+
+/* ---- status --------------------------------------------------------- */
+
+void array_status_text(struct raid_array *a, char *buf, size_t len)
+{
+	char uuid[36], layout[64], chunk[32] = "";
+	size_t used = 0;
+	int nr_missing;
+
+	md_uuid_format(a->set_uuid, uuid);
+	md_layout_name(a->geo.level, a->geo.layout, layout, sizeof(layout));
+	if (a->geo.chunk_bytes)
+		snprintf(chunk, sizeof(chunk), ", %uk chunk", a->geo.chunk_bytes / 1024);
+	pthread_mutex_lock(&a->state_lock);
+	nr_missing = array_missing_count(a);
+#define STATUS_APPEND(...)                                                            \
+	do {                                                                          \
+		if (used < len) {                                                     \
+			int n_ = snprintf(buf + used, len - used, __VA_ARGS__);       \
+			if (n_ > 0)                                                   \
+				used += (size_t)n_;                                   \
+		}                                                                     \
+	} while (0)
+	STATUS_APPEND("%s : active%s %s", a->set_name[0] ? a->set_name : "raidfuse",
+	              a->read_only ? " (read-only)" : "", a->ops->name);
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		if (a->slot[role])
+			STATUS_APPEND(" %s[%d]", a->slot[role]->path, role);
+	STATUS_APPEND("\n      %" PRIu64 " blocks super 1.2%s%s%s [%d/%d] [",
+	              a->geo.array_bytes / 1024, chunk, layout[0] ? ", layout " : "", layout,
+	              a->geo.raid_disks, a->geo.raid_disks - nr_missing);
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		STATUS_APPEND("%c", a->slot[role] ? 'U' : '_');
+	STATUS_APPEND("]\n\nuuid: %s\nstate: %s\nevents: %" PRIu64 "\nsize_bytes: %" PRIu64
+	              "\n",
+	              uuid, nr_missing ? "degraded" : "clean", a->events, a->geo.array_bytes);
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		if (m)
+			STATUS_APPEND("member %d: %s in_sync read_bytes=%" PRIu64
+			              " written_bytes=%" PRIu64 "\n",
+			              role, m->path, (uint64_t)atomic_load(&m->bytes_read),
+			              (uint64_t)atomic_load(&m->bytes_written));
+		else
+			STATUS_APPEND("member %d: missing\n", role);
+	}
+#undef STATUS_APPEND
+	pthread_mutex_unlock(&a->state_lock);
+}

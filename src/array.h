@@ -1,0 +1,100 @@
+/* array.h - an assembled array: its members by role, its geometry and
+ * level, its state (events, clean/dirty, degraded), and the entry points
+ * the FUSE layer and the tests use. Knows nothing about FUSE. */
+#ifndef RAIDFUSE_ARRAY_H
+#define RAIDFUSE_ARRAY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "level.h"
+#include "member.h"
+#include "row_lock.h"
+
+struct raid_array {
+	struct raid_geometry geo;
+	const struct raid_level_ops *ops;
+	void *level_priv;
+
+	struct member *members;                  /* every member opened */
+	int nr_members;
+	struct member *slot[RAID_MAX_MEMBERS];   /* member serving each role; NULL if gone */
+
+	uint8_t set_uuid[16];
+	char set_name[33];
+	uint64_t events;
+	bool read_only;
+	bool was_dirty;                          /* not stopped cleanly last time */
+	bool started;                            /* superblocks say active */
+
+	pthread_mutex_t state_lock;              /* slot[], events, superblock writes */
+	struct row_locks row_locks;
+	int sticky_error;                        /* first member write error, for fsync */
+
+	void (*log)(void *ctx, const char *msg); /* warnings and state changes */
+	void *log_ctx;
+};
+
+struct array_assemble_opts {
+	bool run_degraded;   /* --run: start with members missing */
+	bool force;          /* start even if dirty and degraded */
+	bool read_only;      /* open members read-only, write no superblock */
+	void (*log)(void *ctx, const char *msg);
+	void *log_ctx;
+};
+
+/* Assemble from member paths (any order). On success *out can be read;
+ * on failure returns -errno with err naming what is wrong. Assembly writes
+ * nothing to any member. */
+int array_assemble(struct raid_array **out, const char *const *paths, int nr_paths,
+                   const struct array_assemble_opts *opts, char *err, size_t errlen);
+
+/* Make an assembled array writable: resync if it was stopped uncleanly,
+ * record missing members as faulty, mark it active (dirty) in the
+ * superblocks. A no-op for read-only arrays. 0 or -errno with err set. */
+int array_start(struct raid_array *a, char *err, size_t errlen);
+
+/* Stop: flush, mark clean in the superblocks (unless read-only), close. */
+int array_stop(struct raid_array *a);
+
+/* Volume I/O; off + len must be within the array. 0 or -errno. */
+int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
+int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
+/* Make everything written so far durable on every member. Reports (and
+ * keeps reporting) any write error seen since assembly. */
+int array_flush(struct raid_array *a);
+
+/* A member I/O error on role: fail the member if the array can run
+ * without it (superblocks of the others record it), else keep it. Returns
+ * true if the member was failed (the caller can retry from redundancy). */
+bool array_member_error(struct raid_array *a, int role, int err, bool is_write);
+
+/* Count of roles without a serving member. */
+int array_missing_count(const struct raid_array *a);
+
+/* mdstat-like status text. */
+void array_status_text(struct raid_array *a, char *buf, size_t len);
+
+/* Create a new array: write superblocks to the members (creating missing
+ * member files of member_file_bytes), zero their data areas. */
+struct array_create_opts {
+	int32_t level;
+	uint32_t layout;
+	bool layout_set;
+	uint32_t chunk_bytes;
+	int raid_disks;
+	const char *name;
+	uint64_t member_file_bytes;   /* --size; 0 = use the existing file size */
+	bool force;                   /* overwrite members that hold md superblocks */
+};
+int array_create(const char *const *paths, int nr_paths, const struct array_create_opts *opts,
+                 char *err, size_t errlen);
+
+/* Build the geometry of an array from a superblock and per-role data sizes
+ * (shared by create and assemble). */
+int array_geometry_from_super(struct raid_geometry *geo, const struct md_super *sb,
+                              char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,286 @@
+/* array_create.c - making a new array: validate everything first, then
+ * create missing member files, zero the members and write md 1.2
+ * superblocks. Zeroed data is consistent parity for every level (P and Q
+ * of zeros are zeros), so the array is clean from the start without the
+ * initial resync md would run. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "errmsg.h"
+#include "parity.h"
+
+#define CREATE_DATA_OFFSET_SECTORS 2048u  /* 1 MiB, as mdadm 4.x for small members */
+#define CREATE_MIN_CHUNK_BYTES (4u * 1024u)
+#define CREATE_MAX_CHUNK_BYTES (1024u * 1024u)
+
+static int random_fill(uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t got = getrandom(buf, len, 0);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += got;
+		len -= (size_t)got;
+	}
+	return 0;
+}
+
+/* Zero [0, len) of a member: punch holes in files, BLKZEROOUT devices,
+ * and write zeros where neither works. */
+static int member_zero(struct member *m, uint64_t len)
+{
+	if (m->is_block_device) {
+		uint64_t range[2] = { 0, len };
+		if (ioctl(m->fd, BLKZEROOUT, range) == 0)
+			return 0;
+	} else if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)len) ==
+	           0) {
+		return 0;
+	}
+	const size_t step = 1024 * 1024;
+	char *zeros = parity_buf_alloc(step);
+	if (!zeros)
+		return -ENOMEM;
+	int rc = 0;
+	for (uint64_t off = 0; off < len && rc == 0; off += step)
+		rc = member_pwrite_abs(m, zeros, len - off < step ? (size_t)(len - off) : step, off);
+	free(zeros);
+	return rc;
+}
+
+static int create_check_args(const struct raid_level_ops *ops, int nr_paths,
+                             const struct array_create_opts *opts, char *err, size_t errlen)
+{
+	if (!ops)
+		return errmsg_fail(-EINVAL, err, errlen, "RAID level %d is not supported",
+		                   opts->level);
+	if (opts->raid_disks != nr_paths)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "--raid-devices is %d but %d member(s) were named",
+		                   opts->raid_disks, nr_paths);
+	if (nr_paths < ops->create_min_disks)
+		return errmsg_fail(-EINVAL, err, errlen, "%s needs at least %d members, not %d",
+		                   ops->name, ops->create_min_disks, nr_paths);
+	if (nr_paths > RAID_MAX_MEMBERS)
+		return errmsg_fail(-EINVAL, err, errlen, "at most %d members are supported",
+		                   RAID_MAX_MEMBERS);
+	if (ops->uses_chunk) {
+		uint32_t c = opts->chunk_bytes;
+		if (c & (c - 1))
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "chunk %u bytes is not a power of two", c);
+		if (c < CREATE_MIN_CHUNK_BYTES || c > CREATE_MAX_CHUNK_BYTES)
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "chunk %u bytes is outside 4 KiB to 1 MiB", c);
+	}
+	return 0;
+}
+
+/* Open (or create) every member. Nothing is written here except the
+ * creation of members that did not exist; those are listed in created[]
+ * so a later failure can remove them. */
+static int create_open_members(struct member *members, bool *created, const char *const *paths,
+                               int nr_paths, const struct array_create_opts *opts, char *err,
+                               size_t errlen)
+{
+	for (int i = 0; i < nr_paths; i++) {
+		struct stat st;
+		if (lstat(paths[i], &st) < 0) {
+			if (errno != ENOENT)
+				return errmsg_fail(-errno, err, errlen, "%s: %s", paths[i],
+				                   strerror(errno));
+			if (!opts->member_file_bytes)
+				return errmsg_fail(-ENOENT, err, errlen,
+				                   "%s does not exist; give --size to create it",
+				                   paths[i]);
+			continue;
+		}
+	}
+	for (int i = 0; i < nr_paths; i++) {
+		int rc = member_open(&members[i], paths[i], false, err, errlen);
+		if (rc == -ENOENT) {
+			int fd = open(paths[i], O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			              0644);
+			if (fd < 0)
+				return errmsg_fail(-errno, err, errlen, "%s: cannot create: %s",
+				                   paths[i], strerror(errno));
+			created[i] = true;
+			if (ftruncate(fd, (off_t)opts->member_file_bytes) < 0) {
+				rc = -errno;
+				close(fd);
+				return errmsg_fail(rc, err, errlen, "%s: cannot size to %" PRIu64
+				                   " bytes: %s", paths[i], opts->member_file_bytes,
+				                   strerror(-rc));
+			}
+			close(fd);
+			rc = member_open(&members[i], paths[i], false, err, errlen);
+		}
+		if (rc < 0)
+			return rc;
+		for (int j = 0; j < i; j++)
+			if (members[j].st_dev == members[i].st_dev &&
+			    members[j].st_ino == members[i].st_ino)
+				return errmsg_fail(-EINVAL, err, errlen,
+				                   "%s and %s are the same member given twice",
+				                   paths[j], paths[i]);
+	}
+	return 0;
+}
+
+static int create_check_members(struct member *members, const bool *created, int nr_paths,
+                                const struct array_create_opts *opts, uint64_t *member_bytes,
+                                char *err, size_t errlen)
+{
+	const uint64_t min_bytes = CREATE_DATA_OFFSET_SECTORS * SECTOR_BYTES + 64 * 1024;
+
+	for (int i = 0; i < nr_paths; i++) {
+		struct member *m = &members[i];
+		uint64_t bytes = m->file_bytes;
+		if (opts->member_file_bytes) {
+			if (bytes < opts->member_file_bytes)
+				return errmsg_fail(-EINVAL, err, errlen,
+				                   "%s is %" PRIu64 " bytes, smaller than --size %" PRIu64,
+				                   m->path, bytes, opts->member_file_bytes);
+			bytes = opts->member_file_bytes;
+		}
+		if (bytes < min_bytes)
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "%s is too small: %" PRIu64 " bytes, a member needs at least "
+			                   "%" PRIu64 " (1 MiB of metadata space plus data)",
+			                   m->path, bytes, min_bytes);
+		member_bytes[i] = bytes;
+		if (!created[i] && !opts->force && member_super_load(m, NULL, 0) == 0) {
+			char uuid[36];
+			md_uuid_format(m->sb.set_uuid, uuid);
+			return errmsg_fail(-EEXIST, err, errlen,
+			                   "%s already holds an md superblock (array %s); pass --force "
+			                   "to overwrite it",
+			                   m->path, uuid);
+		}
+	}
+	return 0;
+}
+
+int array_create(const char *const *paths, int nr_paths, const struct array_create_opts *opts,
+                 char *err, size_t errlen)
+{
+	const struct raid_level_ops *ops = raid_level_find(opts->level);
+	struct member *members = NULL;
+	bool *created = NULL;
+	uint64_t member_bytes[RAID_MAX_MEMBERS];
+	struct md_super sb;
+	struct raid_geometry geo;
+	void *priv = NULL;
+	int rc;
+
+	rc = create_check_args(ops, nr_paths, opts, err, errlen);
+	if (rc < 0)
+		return rc;
+	members = calloc((size_t)nr_paths, sizeof(*members));
+	created = calloc((size_t)nr_paths, sizeof(*created));
+	if (!members || !created) {
+		rc = errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < nr_paths; i++)
+		members[i].fd = -1;
+	rc = create_open_members(members, created, paths, nr_paths, opts, err, errlen);
+	if (rc == 0)
+		rc = create_check_members(members, created, nr_paths, opts, member_bytes, err, errlen);
+	if (rc < 0)
+		goto out;
+
+	memset(&sb, 0, sizeof(sb));
+	sb.level = opts->level;
+	sb.layout = opts->layout_set ? opts->layout : ops->default_layout;
+	sb.feature_map = ops->create_feature_map;
+	sb.chunksize = ops->uses_chunk ? opts->chunk_bytes / SECTOR_BYTES : 0;
+	sb.raid_disks = (uint32_t)opts->raid_disks;
+	sb.data_offset = CREATE_DATA_OFFSET_SECTORS;
+	sb.super_offset = MD_SB_V12_OFFSET_SECTORS;
+	sb.max_dev = MD_SB_DEFAULT_MAX_DEV;
+	sb.resync_offset = MD_RESYNC_NONE;
+	sb.ctime = sb.utime = (uint64_t)time(NULL);
+	for (uint32_t i = 0; i < MD_SB_MAX_DEV; i++)
+		sb.dev_roles[i] = i < sb.raid_disks ? (uint16_t)i : MD_ROLE_SPARE;
+	if (opts->name) {
+		snprintf(sb.set_name, sizeof(sb.set_name), "%s", opts->name);
+	} else {
+		char host[64] = "localhost";
+		gethostname(host, sizeof(host) - 1);
+		snprintf(sb.set_name, sizeof(sb.set_name), "%.30s:0", host);
+	}
+	rc = random_fill(sb.set_uuid, sizeof(sb.set_uuid));
+	if (rc < 0) {
+		errmsg_set(err, errlen, "cannot get random bytes for the array UUID");
+		goto out;
+	}
+
+	/* Size: the usable bytes of the smallest member for uniform levels;
+	 * linear and raid0 use each member whole. */
+	rc = array_geometry_from_super(&geo, &sb, err, errlen);
+	if (rc < 0)
+		goto out;
+	uint64_t smallest = UINT64_MAX;
+	for (int i = 0; i < nr_paths; i++) {
+		uint64_t data_bytes = member_bytes[i] - CREATE_DATA_OFFSET_SECTORS * SECTOR_BYTES;
+		geo.member_bytes[i] = ops->usable_dev_bytes(&geo, data_bytes);
+		if (geo.member_bytes[i] < smallest)
+			smallest = geo.member_bytes[i];
+	}
+	if (ops->uniform_members)
+		geo.dev_bytes = smallest;
+	rc = ops->geometry_init(&geo, &priv, err, errlen);
+	if (rc < 0)
+		goto out;
+	ops->geometry_free(priv);
+	sb.size = geo.dev_bytes / SECTOR_BYTES;
+
+	for (int i = 0; i < nr_paths; i++) {
+		struct member *m = &members[i];
+		rc = member_zero(m, member_bytes[i]);
+		if (rc < 0) {
+			errmsg_set(err, errlen, "%s: cannot zero the member: %s", m->path,
+			           strerror(-rc));
+			goto out;
+		}
+		m->sb = sb;
+		m->sb.dev_number = (uint32_t)i;
+		m->sb.data_size = (member_bytes[i] / SECTOR_BYTES) - CREATE_DATA_OFFSET_SECTORS;
+		rc = random_fill(m->sb.device_uuid, sizeof(m->sb.device_uuid));
+		if (rc == 0)
+			rc = member_super_store(m);
+		if (rc == 0)
+			rc = member_sync(m);
+		if (rc < 0) {
+			errmsg_set(err, errlen, "%s: cannot write the superblock: %s", m->path,
+			           strerror(-rc));
+			goto out;
+		}
+	}
+out:
+	for (int i = 0; members && i < nr_paths; i++) {
+		member_close(&members[i]);
+		if (rc < 0 && created[i])
+			unlink(paths[i]);
+	}
+	free(members);
+	free(created);
+	return rc;
+}

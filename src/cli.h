@@ -1,0 +1,19 @@
+/* cli.h - the verbs of the raidfuse program. Each returns the process
+ * exit status: 0 on success, 1 on an error the message explains, 2 on a
+ * usage error. */
+#ifndef RAIDFUSE_CLI_H
+#define RAIDFUSE_CLI_H
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_ERROR 1
+#define CLI_EXIT_USAGE 2
+
+int cmd_create(int argc, char **argv);
+int cmd_examine(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
+int cmd_umount(int argc, char **argv);
+
+/* Print "raidfuse VERB: message" to stderr. */
+void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,143 @@
+/* cmd_create.c - `raidfuse create`: parse the md-like options and hand
+ * them to array_create. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "cli.h"
+#include "size_parse.h"
+
+#define CREATE_DEFAULT_CHUNK_BYTES (512u * 1024u) /* mdadm's default */
+
+static void create_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: raidfuse create --level L --raid-devices N [--chunk SIZE] [--layout NAME]\n"
+	        "                       [--name NAME] [--size PER-MEMBER] [--force] MEMBER...\n"
+	        "  -l, --level L          linear (jbod), 0, 1, 10, 5 or 6\n"
+	        "  -n, --raid-devices N   number of members (must match the members named)\n"
+	        "  -c, --chunk SIZE       chunk size, a power of two from 4K to 1M (default 512K);\n"
+	        "                         a bare number is KiB, as in mdadm\n"
+	        "  -p, --layout NAME      raid5/6: left-symmetric (default), left-asymmetric,\n"
+	        "                         right-symmetric, right-asymmetric; raid10: n2 (default)\n"
+	        "  -N, --name NAME        array name stored in the superblock\n"
+	        "  -z, --size SIZE        size of each member file; members that do not exist\n"
+	        "                         are created at this size (e.g. 256M)\n"
+	        "  -f, --force            overwrite members that already hold md superblocks\n");
+}
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{ "level", required_argument, NULL, 'l' },
+		{ "raid-devices", required_argument, NULL, 'n' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "layout", required_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "size", required_argument, NULL, 'z' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct array_create_opts opts;
+	const char *level_text = NULL, *layout_text = NULL;
+	uint64_t chunk_bytes = CREATE_DEFAULT_CHUNK_BYTES;
+	char err[512];
+	int opt;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.raid_disks = -1;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "l:n:c:p:N:z:fh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+			level_text = optarg;
+			break;
+		case 'n': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > RAID_MAX_MEMBERS) {
+				cli_error("create", "--raid-devices '%s' is not a number from 1 to %d",
+				          optarg, RAID_MAX_MEMBERS);
+				return CLI_EXIT_USAGE;
+			}
+			opts.raid_disks = (int)n;
+			break;
+		}
+		case 'c':
+			if (size_parse(optarg, 1024, &chunk_bytes) < 0 || chunk_bytes > UINT32_MAX) {
+				cli_error("create", "--chunk '%s' is not a size (e.g. 64K, 1M)", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'p':
+			layout_text = optarg;
+			break;
+		case 'N':
+			if (strlen(optarg) > 32) {
+				cli_error("create", "--name '%s' is longer than md's 32 bytes", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			opts.name = optarg;
+			break;
+		case 'z':
+			if (size_parse(optarg, 1, &opts.member_file_bytes) < 0 ||
+			    opts.member_file_bytes == 0) {
+				cli_error("create", "--size '%s' is not a size (e.g. 256M, 2G)", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			opts.force = true;
+			break;
+		case 'h':
+			create_usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			create_usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!level_text) {
+		cli_error("create", "--level is required (linear, 0, 1, 10, 5 or 6)");
+		return CLI_EXIT_USAGE;
+	}
+	if (md_level_parse(level_text, &opts.level) < 0 || !raid_level_find(opts.level)) {
+		cli_error("create", "unknown or unsupported level '%s' (linear, 0, 1, 10, 5, 6)",
+		          level_text);
+		return CLI_EXIT_USAGE;
+	}
+	if (layout_text) {
+		if (md_layout_parse(opts.level, layout_text, &opts.layout) < 0) {
+			cli_error("create", "layout '%s' is not a %s layout", layout_text,
+			          raid_level_find(opts.level)->name);
+			return CLI_EXIT_USAGE;
+		}
+		opts.layout_set = true;
+	}
+	int nr_members = argc - optind;
+	if (nr_members < 1) {
+		cli_error("create", "no members named");
+		create_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (opts.raid_disks < 0) {
+		cli_error("create", "--raid-devices is required");
+		return CLI_EXIT_USAGE;
+	}
+	opts.chunk_bytes = (uint32_t)chunk_bytes;
+	if (array_create((const char *const *)argv + optind, nr_members, &opts, err,
+	                 sizeof(err)) < 0) {
+		cli_error("create", "%s", err);
+		return CLI_EXIT_ERROR;
+	}
+	printf("raidfuse: created %s array of %d members\n", raid_level_find(opts.level)->name,
+	       nr_members);
+	return CLI_EXIT_OK;
+}

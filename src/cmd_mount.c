@@ -1,0 +1,172 @@
+/* cmd_mount.c - `raidfuse mount`: check the mount point, assemble the
+ * array (reporting any problem on the terminal, before daemonizing), run
+ * the FUSE daemon, and stop the array cleanly when it ends. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "array.h"
+#include "cli.h"
+#include "fs.h"
+
+#define MOUNT_DEFAULT_THREADS 16
+
+static void mount_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: raidfuse mount [OPTIONS] MEMBER... MOUNTPOINT\n"
+	        "Assemble the array from its members (any order) and present it as\n"
+	        "MOUNTPOINT/volume.img.\n"
+	        "  -f, --foreground     stay in the foreground, log to stderr\n"
+	        "  -R, --run            start the array even if members are missing (degraded)\n"
+	        "      --force          start even if degraded and not stopped cleanly\n"
+	        "  -r, --readonly       open members read-only; volume.img is read-only\n"
+	        "  -t, --threads N      FUSE worker threads (default %d)\n"
+	        "      --direct-io      bypass the kernel page cache for volume.img\n"
+	        "      --allow-other    let other users access the mount (needs user_allow_other)\n"
+	        "  -o OPTS              extra FUSE mount options\n"
+	        "  -d, --debug          trace FUSE requests (implies --foreground)\n",
+	        MOUNT_DEFAULT_THREADS);
+}
+
+/* A member inside the mount point would be reached through the daemon
+ * itself and deadlock it. */
+static int mount_check_paths(char **members, int nr_members, const char *mountpoint)
+{
+	char mount_real[PATH_MAX];
+	struct stat st;
+
+	if (stat(mountpoint, &st) < 0) {
+		cli_error("mount", "mount point %s: %s", mountpoint, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_error("mount", "mount point %s is not a directory", mountpoint);
+		return -ENOTDIR;
+	}
+	if (!realpath(mountpoint, mount_real)) {
+		cli_error("mount", "mount point %s: %s", mountpoint, strerror(errno));
+		return -errno;
+	}
+	size_t mount_len = strlen(mount_real);
+	for (int i = 0; i < nr_members; i++) {
+		char member_real[PATH_MAX];
+		if (!realpath(members[i], member_real))
+			continue; /* assembly reports missing files with context */
+		if (strncmp(member_real, mount_real, mount_len) == 0 &&
+		    (member_real[mount_len] == '/' || member_real[mount_len] == '\0' ||
+		     strcmp(mount_real, "/") == 0)) {
+			cli_error("mount", "member %s is inside the mount point %s; it would be "
+			          "hidden by the mount and deadlock the daemon", members[i], mountpoint);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int cmd_mount(int argc, char **argv)
+{
+	enum { OPT_FORCE = 256, OPT_DIRECT_IO, OPT_ALLOW_OTHER };
+	static const struct option long_opts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "run", no_argument, NULL, 'R' },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "readonly", no_argument, NULL, 'r' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "direct-io", no_argument, NULL, OPT_DIRECT_IO },
+		{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct array_assemble_opts aopts;
+	struct fs_options fopts;
+	struct raid_array *array = NULL;
+	char err[1024];
+	int opt;
+
+	memset(&aopts, 0, sizeof(aopts));
+	memset(&fopts, 0, sizeof(fopts));
+	fopts.max_threads = MOUNT_DEFAULT_THREADS;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "fRrt:o:dh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			fopts.foreground = true;
+			break;
+		case 'R':
+			aopts.run_degraded = true;
+			break;
+		case OPT_FORCE:
+			aopts.force = true;
+			aopts.run_degraded = true;
+			break;
+		case 'r':
+			aopts.read_only = true;
+			break;
+		case 't': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 1024) {
+				cli_error("mount", "--threads '%s' is not a number from 1 to 1024",
+				          optarg);
+				return CLI_EXIT_USAGE;
+			}
+			fopts.max_threads = (int)n;
+			break;
+		}
+		case 'o':
+			fopts.extra_opts = optarg;
+			break;
+		case OPT_DIRECT_IO:
+			fopts.direct_io = true;
+			break;
+		case OPT_ALLOW_OTHER:
+			fopts.allow_other = true;
+			break;
+		case 'd':
+			fopts.debug = true;
+			fopts.foreground = true;
+			break;
+		case 'h':
+			mount_usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			mount_usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (argc - optind < 2) {
+		cli_error("mount", "name the members and then the mount point");
+		mount_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	int nr_members = argc - optind - 1;
+	char **members = argv + optind;
+	fopts.mountpoint = argv[argc - 1];
+	if (mount_check_paths(members, nr_members, fopts.mountpoint) < 0)
+		return CLI_EXIT_ERROR;
+
+	aopts.log = fs_log;
+	if (array_assemble(&array, (const char *const *)members, nr_members, &aopts, err,
+	                   sizeof(err)) < 0) {
+		cli_error("mount", "%s", err);
+		return CLI_EXIT_ERROR;
+	}
+	if (array_start(array, err, sizeof(err)) < 0) {
+		cli_error("mount", "%s", err);
+		array_stop(array);
+		return CLI_EXIT_ERROR;
+	}
+	int rc = fs_run(array, &fopts);
+	int stop_rc = array_stop(array);
+	if (stop_rc < 0)
+		fs_log(NULL, "stopping the array reported an error; it stays marked dirty");
+	return rc == 0 && stop_rc == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+}

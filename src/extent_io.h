@@ -1,0 +1,17 @@
+/* extent_io.h - volume I/O for levels whose bytes live in whole copies
+ * (linear, raid0, raid1, raid10): read from the first copy that answers,
+ * write every copy that is present. */
+#ifndef RAIDFUSE_EXTENT_IO_H
+#define RAIDFUSE_EXTENT_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct raid_array;
+
+int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
+int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
+/* Make every copy equal to the first present one (resync). */
+int extent_io_resync(struct raid_array *a);
+
+#endif

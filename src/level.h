@@ -1,0 +1,106 @@
+/* level.h - the RAID level ops table.
+ *
+ * A level is a small file that answers geometry questions: how large the
+ * array is, where a volume byte lives (all its copies), and for parity
+ * levels which chunks form a row and where P and Q are. Generic code (the
+ * engine, the CLI, the FUSE layer) never switches on the level number; it
+ * looks the ops table up once and calls through it.
+ */
+#ifndef RAIDFUSE_LEVEL_H
+#define RAIDFUSE_LEVEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RAID_MAX_MEMBERS 64
+#define RAID_MAX_COPIES 8
+#define SECTOR_BYTES 512u
+
+struct raid_array;
+
+/* The shape of an array, as the superblocks describe it. */
+struct raid_geometry {
+	int32_t level;
+	uint32_t layout;
+	uint32_t feature_map;                    /* superblock features (md_super.h) */
+	uint32_t chunk_bytes;                    /* 0 for levels without chunks */
+	int raid_disks;
+	uint64_t dev_bytes;                      /* bytes used on each member (sb size) */
+	uint64_t member_bytes[RAID_MAX_MEMBERS]; /* data bytes of the member in each role */
+	uint64_t array_bytes;                    /* filled in by geometry_init */
+};
+
+/* Where a run of volume bytes lives. The run [off, off + len_bytes) maps
+ * linearly onto every copy; copies[0] is the primary. */
+struct raid_extent {
+	uint64_t len_bytes;
+	int nr_copies;
+	struct {
+		int role;                        /* slot in the array */
+		uint64_t member_off_bytes;       /* relative to the member's data area */
+	} copies[RAID_MAX_COPIES];
+};
+
+/* One row (stripe) of a parity level: its data chunks in volume order, its
+ * parity chunks, and the Q syndrome slot of each data chunk. All chunks of
+ * a row sit at the same offset on their members. */
+struct row_layout {
+	int nr_data;
+	int p_role;                              /* member holding P */
+	int q_role;                              /* member holding Q, or -1 (RAID5) */
+	int data_role[RAID_MAX_MEMBERS];         /* data chunk k -> member role */
+	int data_qslot[RAID_MAX_MEMBERS];        /* data chunk k -> syndrome slot */
+	uint64_t member_off_bytes;               /* offset of the row on each member */
+};
+
+struct raid_level_ops {
+	const char *name;                        /* "raid5", as mdadm prints it */
+	int32_t level;                           /* md level number */
+	int min_disks;                           /* fewest raid_disks md accepts */
+	int create_min_disks;                    /* fewest that `create` makes */
+	uint32_t default_layout;                 /* layout `create` uses */
+	uint32_t create_feature_map;             /* superblock features `create` sets */
+	bool uniform_members;                    /* every member holds dev_bytes (sb size) */
+	bool uses_chunk;                         /* chunk size is meaningful */
+	int max_parity;                          /* parity chunks per row (0, 1, 2) */
+
+	/* Check layout and chunk, compute geo->array_bytes, and build any
+	 * private tables (raid0 zones). Returns 0 or -EINVAL with err set to a
+	 * message naming the field that is wrong. */
+	int (*geometry_init)(struct raid_geometry *geo, void **priv, char *err, size_t errlen);
+	void (*geometry_free)(void *priv);
+
+	/* Bytes each member needs for a given per-member size at create time
+	 * (rounding down to whole chunks as md does). */
+	uint64_t (*usable_dev_bytes)(const struct raid_geometry *geo, uint64_t member_data_bytes);
+
+	/* Map volume offset off (< array_bytes) to an extent. Extents never
+	 * cross a chunk boundary. */
+	void (*map)(const struct raid_geometry *geo, const void *priv, uint64_t off,
+	            struct raid_extent *out);
+
+	/* Parity levels only (NULL otherwise): rows of nr_data chunks. */
+	void (*row_layout)(const struct raid_geometry *geo, uint64_t row, struct row_layout *out);
+
+	/* Whether the array can serve data with the roles in missing[] gone. */
+	bool (*can_run)(const struct raid_geometry *geo, const bool *missing);
+
+	/* Engine entry points; off + len <= array_bytes. 0 or -errno. */
+	int (*read)(struct raid_array *a, void *buf, size_t len, uint64_t off);
+	int (*write)(struct raid_array *a, const void *buf, size_t len, uint64_t off);
+	/* Recompute redundancy over the whole array from the data members
+	 * (resync after an unclean stop). NULL for levels without redundancy. */
+	int (*resync)(struct raid_array *a);
+};
+
+const struct raid_level_ops *raid_level_find(int32_t level);
+
+extern const struct raid_level_ops raid_level_linear;
+extern const struct raid_level_ops raid_level_raid0;
+extern const struct raid_level_ops raid_level_raid1;
+extern const struct raid_level_ops raid_level_raid10;
+extern const struct raid_level_ops raid_level_raid5;
+extern const struct raid_level_ops raid_level_raid6;
+
+#endif

@@ -1,0 +1,72 @@
+/* level_raid1.c - md RAID1: every active member holds the whole volume. */
+#include "config.h"
+
+#include <errno.h>
+
+#include "errmsg.h"
+#include "extent_io.h"
+#include "level.h"
+
+static int raid1_geometry_init(struct raid_geometry *geo, void **priv, char *err, size_t errlen)
+{
+	*priv = NULL;
+	if (geo->raid_disks > RAID_MAX_COPIES)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "raid1 with %d members: at most %d are supported",
+		                   geo->raid_disks, RAID_MAX_COPIES);
+	geo->array_bytes = geo->dev_bytes;
+	if (geo->array_bytes == 0)
+		return errmsg_fail(-EINVAL, err, errlen, "raid1 member size is 0");
+	return 0;
+}
+
+static void raid1_geometry_free(void *priv)
+{
+	(void)priv;
+}
+
+static uint64_t raid1_usable_dev_bytes(const struct raid_geometry *geo, uint64_t bytes)
+{
+	/* mdadm rounds mirror sizes down to 64 KiB; md itself does not care. */
+	(void)geo;
+	return bytes & ~(uint64_t)(64 * 1024 - 1);
+}
+
+static void raid1_map(const struct raid_geometry *geo, const void *priv, uint64_t off,
+                      struct raid_extent *out)
+{
+	(void)priv;
+	out->nr_copies = geo->raid_disks;
+	for (int role = 0; role < geo->raid_disks; role++) {
+		out->copies[role].role = role;
+		out->copies[role].member_off_bytes = off;
+	}
+	out->len_bytes = geo->array_bytes - off;
+}
+
+static bool raid1_can_run(const struct raid_geometry *geo, const bool *missing)
+{
+	for (int role = 0; role < geo->raid_disks; role++)
+		if (!missing[role])
+			return true;
+	return false;
+}
+
+const struct raid_level_ops raid_level_raid1 = {
+	.name = "raid1",
+	.level = 1,
+	.min_disks = 1,
+	.create_min_disks = 2,
+	.default_layout = 0,
+	.uniform_members = true,
+	.uses_chunk = false,
+	.max_parity = 0,
+	.geometry_init = raid1_geometry_init,
+	.geometry_free = raid1_geometry_free,
+	.usable_dev_bytes = raid1_usable_dev_bytes,
+	.map = raid1_map,
+	.can_run = raid1_can_run,
+	.read = extent_io_read,
+	.write = extent_io_write,
+	.resync = extent_io_resync,
+};

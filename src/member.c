@@ -1,0 +1,205 @@
+/* member.c - opening members safely and positioned I/O on them.
+ *
+ * Members are opened with O_NOFOLLOW and identified by (st_dev, st_ino) from
+ * fstat on the open descriptor, so a symlink swapped in after any path check
+ * cannot redirect I/O, and the same file named twice is recognised.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+#include "member.h"
+
+int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int rc = -errno;
+		if (errno == ELOOP)
+			return errmsg_fail(rc, err, errlen,
+			                   "%s: is a symbolic link; name the member file itself", path);
+		return errmsg_fail(rc, err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) < 0) {
+		int rc = -errno;
+		close(fd);
+		return errmsg_fail(rc, err, errlen, "%s: fstat: %s", path, strerror(-rc));
+	}
+	if (S_ISREG(st.st_mode)) {
+		m->file_bytes = (uint64_t)st.st_size;
+	} else if (S_ISBLK(st.st_mode)) {
+		uint64_t dev_bytes = 0;
+		if (ioctl(fd, BLKGETSIZE64, &dev_bytes) < 0) {
+			int rc = -errno;
+			close(fd);
+			return errmsg_fail(rc, err, errlen, "%s: cannot read the device size: %s",
+			                   path, strerror(-rc));
+		}
+		m->file_bytes = dev_bytes;
+		m->is_block_device = true;
+	} else {
+		close(fd);
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: not a regular file or block device", path);
+	}
+	m->path = strdup(path);
+	if (!m->path) {
+		close(fd);
+		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	}
+	m->fd = fd;
+	m->read_only = read_only;
+	m->st_dev = st.st_dev;
+	m->st_ino = st.st_ino;
+	m->st_rdev = st.st_rdev;
+	return 0;
+}
+
+void member_close(struct member *m)
+{
+	if (m->fd >= 0)
+		close(m->fd);
+	m->fd = -1;
+	free(m->path);
+	m->path = NULL;
+}
+
+int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes)
+{
+	char *cursor = buf;
+
+	while (len_bytes > 0) {
+		ssize_t got = pread(m->fd, cursor, len_bytes, (off_t)off_bytes);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			atomic_fetch_add(&m->read_errors, 1);
+			return -errno;
+		}
+		if (got == 0) {
+			/* Past the end of a member that shrank under us. */
+			atomic_fetch_add(&m->read_errors, 1);
+			return -EIO;
+		}
+		atomic_fetch_add(&m->bytes_read, (uint64_t)got);
+		cursor += got;
+		len_bytes -= (size_t)got;
+		off_bytes += (uint64_t)got;
+	}
+	return 0;
+}
+
+int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint64_t off_bytes)
+{
+	const char *cursor = buf;
+
+	if (m->read_only)
+		return -EROFS;
+	while (len_bytes > 0) {
+		ssize_t put = pwrite(m->fd, cursor, len_bytes, (off_t)off_bytes);
+		if (put < 0) {
+			if (errno == EINTR)
+				continue;
+			atomic_fetch_add(&m->write_errors, 1);
+			return -errno;
+		}
+		if (put == 0) {
+			atomic_fetch_add(&m->write_errors, 1);
+			return -EIO;
+		}
+		atomic_fetch_add(&m->bytes_written, (uint64_t)put);
+		cursor += put;
+		len_bytes -= (size_t)put;
+		off_bytes += (uint64_t)put;
+	}
+	return 0;
+}
+
+int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes)
+{
+	return member_pread_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+}
+
+int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes)
+{
+	return member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+}
+
+int member_sync(struct member *m)
+{
+	if (m->read_only)
+		return 0;
+	if (fdatasync(m->fd) < 0) {
+		atomic_fetch_add(&m->write_errors, 1);
+		return -errno;
+	}
+	return 0;
+}
+
+int member_super_load(struct member *m, char *err, size_t errlen)
+{
+	uint8_t raw[MD_SB_MAX_BYTES];
+	char why[200];
+	int rc;
+
+	if (m->file_bytes < MD_SB_V12_OFFSET_BYTES + MD_SB_FIXED_BYTES)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: too small (%llu bytes) to hold an md 1.2 superblock at 4 KiB",
+		                   m->path, (unsigned long long)m->file_bytes);
+	size_t want = sizeof(raw);
+	if (m->file_bytes - MD_SB_V12_OFFSET_BYTES < want)
+		want = (size_t)(m->file_bytes - MD_SB_V12_OFFSET_BYTES);
+	memset(raw, 0, sizeof(raw));
+	rc = member_pread_abs(m, raw, want, MD_SB_V12_OFFSET_BYTES);
+	if (rc < 0)
+		return errmsg_fail(rc, err, errlen, "%s: cannot read the superblock: %s", m->path,
+		                   strerror(-rc));
+	rc = md_super_decode(raw, want, &m->sb, why, sizeof(why));
+	if (rc < 0)
+		return errmsg_fail(rc, err, errlen, "%s: no valid md 1.2 superblock at 4 KiB: %s",
+		                   m->path, why);
+	if (m->sb.super_offset != MD_SB_V12_OFFSET_SECTORS)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: super_offset is %llu sectors (expected %u for metadata 1.2)",
+		                   m->path, (unsigned long long)m->sb.super_offset,
+		                   MD_SB_V12_OFFSET_SECTORS);
+	uint64_t end_bytes = (m->sb.data_offset + m->sb.data_size) * 512u;
+	if (m->sb.data_offset < MD_SB_V12_OFFSET_SECTORS + 2)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: data_offset %llu sectors overlaps the superblock", m->path,
+		                   (unsigned long long)m->sb.data_offset);
+	if (end_bytes > m->file_bytes)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: truncated: the superblock says the data area ends at %llu "
+		                   "bytes (data_offset %llu + data_size %llu sectors) but the member "
+		                   "is only %llu bytes",
+		                   m->path, (unsigned long long)end_bytes,
+		                   (unsigned long long)m->sb.data_offset,
+		                   (unsigned long long)m->sb.data_size,
+		                   (unsigned long long)m->file_bytes);
+	m->data_offset_bytes = m->sb.data_offset * 512u;
+	return 0;
+}
+
+int member_super_store(struct member *m)
+{
+	uint8_t raw[MD_SB_MAX_BYTES];
+	size_t len = md_super_encode(&m->sb, raw);
+	/* Write whole 512-byte sectors, as md does, so block devices with
+	 * O_DIRECT-like constraints and md's own reader agree on the bytes. */
+	size_t sector_len = (len + 511u) & ~(size_t)511u;
+	return member_pwrite_abs(m, raw, sector_len, m->sb.super_offset * 512u);
+}

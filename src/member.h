@@ -1,0 +1,61 @@
+/* member.h - one member (component) of an array: a regular file or block
+ * device, its md superblock, and positioned I/O relative to its data area.
+ * Every member access in the engine goes through here, so counters and
+ * (later) fault injection live in one place.
+ */
+#ifndef RAIDFUSE_MEMBER_H
+#define RAIDFUSE_MEMBER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "md_super.h"
+
+struct member {
+	char *path;                  /* as the user named it */
+	int fd;                      /* -1 when closed */
+	bool read_only;
+	bool is_block_device;
+	dev_t st_dev;                /* identity, to refuse the same member twice */
+	ino_t st_ino;
+	dev_t st_rdev;
+	uint64_t file_bytes;         /* size of the file or device */
+	struct md_super sb;          /* last superblock read or written */
+	uint64_t data_offset_bytes;  /* sb.data_offset in bytes */
+
+	atomic_uint_fast64_t bytes_read;
+	atomic_uint_fast64_t bytes_written;
+	atomic_uint_fast64_t read_errors;
+	atomic_uint_fast64_t write_errors;
+};
+
+/* Open path for reading (and writing unless read_only). Refuses symlinks
+ * (O_NOFOLLOW) and anything that is neither a regular file nor a block
+ * device. On error returns -errno and describes it in err. */
+int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen);
+void member_close(struct member *m);
+
+/* Read and decode the v1.2 superblock at 4 KiB into m->sb; sets
+ * data_offset_bytes. Returns 0 or -errno with err naming the member and
+ * the field that is wrong. Checks that the member is long enough for its
+ * data area (data_offset + data_size). */
+int member_super_load(struct member *m, char *err, size_t errlen);
+
+/* Encode m->sb (with a fresh checksum) and write it at its super_offset.
+ * Does not sync; call member_sync. */
+int member_super_store(struct member *m);
+
+/* Whole-buffer I/O at a byte offset relative to the data area (data_offset).
+ * Short transfers are retried; returns 0 or a negative errno. */
+int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes);
+int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes);
+/* The same at an absolute byte offset of the file or device. */
+int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes);
+int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint64_t off_bytes);
+/* fdatasync the member. */
+int member_sync(struct member *m);
+
+#endif

@@ -1,0 +1,62 @@
+/* raidfuse.c - the program's entry: dispatch to a verb, --help, --version. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} cli_verbs[] = {
+	{ "create", cmd_create, "write md 1.2 superblocks: make a new array" },
+	{ "examine", cmd_examine, "print the superblock of members (like mdadm --examine)" },
+	{ "mount", cmd_mount, "assemble an array and present it as MOUNT/volume.img" },
+	{ "umount", cmd_umount, "flush, mark clean and unmount a mounted array" },
+};
+
+void cli_error(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "raidfuse %s: ", verb);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: raidfuse VERB [OPTIONS] ARGS...\n"
+	             "Software RAID in user space, in Linux md's on-disk format (metadata 1.2).\n\n"
+	             "Verbs:\n");
+	for (size_t i = 0; i < sizeof(cli_verbs) / sizeof(cli_verbs[0]); i++)
+		fprintf(out, "  %-8s %s\n", cli_verbs[i].name, cli_verbs[i].summary);
+	fprintf(out, "\n'raidfuse VERB --help' describes a verb; see also raidfuse(8).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("raidfuse %s\n", PACKAGE_VERSION);
+		return CLI_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(cli_verbs) / sizeof(cli_verbs[0]); i++)
+		if (strcmp(argv[1], cli_verbs[i].name) == 0)
+			return cli_verbs[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "raidfuse: unknown verb '%s'\n", argv[1]);
+	usage(stderr);
+	return CLI_EXIT_USAGE;
+}

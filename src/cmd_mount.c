@@ -149,9 +149,16 @@ int cmd_mount(int argc, char **argv)
 	}
 	int nr_members = argc - optind - 1;
 	char **members = argv + optind;
-	fopts.mountpoint = argv[argc - 1];
-	if (mount_check_paths(members, nr_members, fopts.mountpoint) < 0)
+	if (mount_check_paths(members, nr_members, argv[argc - 1]) < 0)
 		return CLI_EXIT_ERROR;
+	/* The daemon changes to / when it detaches: keep an absolute path so
+	 * it can still unmount on SIGTERM. */
+	char mount_real[PATH_MAX];
+	if (!realpath(argv[argc - 1], mount_real)) {
+		cli_error("mount", "mount point %s: %s", argv[argc - 1], strerror(errno));
+		return CLI_EXIT_ERROR;
+	}
+	fopts.mountpoint = mount_real;
 
 	aopts.log = fs_log;
 	if (array_assemble(&array, (const char *const *)members, nr_members, &aopts, err,

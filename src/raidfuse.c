@@ -16,6 +16,7 @@ static const struct {
 	{ "examine", cmd_examine, "print the superblock of members (like mdadm --examine)" },
 	{ "mount", cmd_mount, "assemble an array and present it as MOUNT/volume.img" },
 	{ "umount", cmd_umount, "flush, mark clean and unmount a mounted array" },
+	{ "status", cmd_status, "print a mounted array's status (mdstat-like)" },
 };
 
 void cli_error(const char *verb, const char *fmt, ...)

@@ -20,6 +20,7 @@
 
 #include "array.h"
 #include "errmsg.h"
+#include "io_pool.h"
 
 static void array_log(struct raid_array *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -140,16 +141,37 @@ bool array_member_error(struct raid_array *a, int role, int err, bool is_write)
 
 /* ---- assembly ------------------------------------------------------- */
 
+void array_tuning_defaults(struct array_tuning *t)
+{
+	t->cache_bytes = (uint64_t)ARRAY_DEFAULT_CACHE_MIB << 20;
+	t->write_back = true;
+	t->flush_age_ms = ARRAY_DEFAULT_FLUSH_AGE_MS;
+	t->readahead_rows = ARRAY_DEFAULT_READAHEAD_ROWS;
+	t->io_threads = -1;
+}
+
+void array_note_write_error(struct raid_array *a, int err)
+{
+	pthread_mutex_lock(&a->state_lock);
+	if (a->sticky_error == 0)
+		a->sticky_error = err;
+	pthread_mutex_unlock(&a->state_lock);
+}
+
 static void array_free(struct raid_array *a)
 {
 	if (!a)
 		return;
+	if (a->workers_ready && a->ops->detach)
+		a->ops->detach(a);
+	io_pool_destroy(a->io_pool);
 	for (int i = 0; i < a->nr_members; i++)
 		member_close(&a->members[i]);
 	free(a->members);
 	if (a->ops && a->level_priv)
 		a->ops->geometry_free(a->level_priv);
 	row_locks_destroy(&a->row_locks);
+	pthread_mutex_destroy(&a->workers_lock);
 	pthread_mutex_destroy(&a->state_lock);
 	free(a);
 }
@@ -295,8 +317,15 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	if (!a)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	pthread_mutex_init(&a->state_lock, NULL);
+	pthread_mutex_init(&a->workers_lock, NULL);
 	row_locks_init(&a->row_locks);
 	a->read_only = opts->read_only;
+	if (opts->tuning_set)
+		a->tuning = opts->tuning;
+	else
+		array_tuning_defaults(&a->tuning);
+	if (a->tuning.cache_bytes == 0)
+		a->tuning.write_back = false;
 	a->log = opts->log;
 	a->log_ctx = opts->log_ctx;
 
@@ -434,13 +463,45 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 
 /* ---- I/O and stop --------------------------------------------------- */
 
+/* Threads (member I/O pool, stripe cache flusher and read-ahead) start
+ * with the first request, not at assembly: a daemon forks after assembling
+ * and only the forking thread would survive. */
+static int array_workers_ensure(struct raid_array *a)
+{
+	int rc = 0;
+
+	if (atomic_load_explicit(&a->workers_ready, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&a->workers_lock);
+	if (!a->workers_ready) {
+		int io_threads = a->tuning.io_threads >= 0 ? a->tuning.io_threads
+		                                           : a->geo.raid_disks - 1;
+		if (io_threads > 16)
+			io_threads = 16;
+		rc = io_pool_create(&a->io_pool, io_threads);
+		if (rc == 0 && a->ops->attach)
+			rc = a->ops->attach(a);
+		if (rc < 0) {
+			array_log(a, "cannot start the I/O threads or the stripe cache: %s",
+			          strerror(-rc));
+			io_pool_destroy(a->io_pool);
+			a->io_pool = NULL;
+		} else {
+			atomic_store_explicit(&a->workers_ready, true, memory_order_release);
+		}
+	}
+	pthread_mutex_unlock(&a->workers_lock);
+	return rc;
+}
+
 int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 {
 	if (off > a->geo.array_bytes || len > a->geo.array_bytes - off)
 		return -EINVAL;
 	if (len == 0)
 		return 0;
-	return a->ops->read(a, buf, len, off);
+	int rc = array_workers_ensure(a);
+	return rc < 0 ? rc : a->ops->read(a, buf, len, off);
 }
 
 int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
@@ -451,13 +512,11 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 		return -ENOSPC;
 	if (len == 0)
 		return 0;
-	int rc = a->ops->write(a, buf, len, off);
-	if (rc < 0) {
-		pthread_mutex_lock(&a->state_lock);
-		if (a->sticky_error == 0)
-			a->sticky_error = rc;
-		pthread_mutex_unlock(&a->state_lock);
-	}
+	int rc = array_workers_ensure(a);
+	if (rc == 0)
+		rc = a->ops->write(a, buf, len, off);
+	if (rc < 0)
+		array_note_write_error(a, rc);
 	return rc;
 }
 
@@ -467,6 +526,11 @@ int array_flush(struct raid_array *a)
 
 	if (a->read_only)
 		return 0;
+	if (a->ops->flush && a->workers_ready) {
+		int frc = a->ops->flush(a);
+		if (frc < 0)
+			array_note_write_error(a, frc);
+	}
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
 		if (!m)
@@ -548,4 +612,6 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	}
 #undef STATUS_APPEND
 	pthread_mutex_unlock(&a->state_lock);
+	if (a->ops->status && a->workers_ready && used < len)
+		a->ops->status(a, buf + used, len - used);
 }

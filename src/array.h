@@ -5,6 +5,7 @@
 #define RAIDFUSE_ARRAY_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,25 @@
 #include "level.h"
 #include "member.h"
 #include "row_lock.h"
+
+struct io_pool;
+struct stripe_cache;
+
+/* Run-time knobs, from mount options. */
+struct array_tuning {
+	uint64_t cache_bytes;        /* stripe cache; 0 = off (no caching, write-through) */
+	bool write_back;             /* writes return once in the cache */
+	unsigned flush_age_ms;       /* dirty rows older than this are written out */
+	unsigned readahead_rows;     /* rows read ahead for a sequential reader */
+	int io_threads;              /* member I/O workers; -1 = one per member */
+};
+
+#define ARRAY_DEFAULT_CACHE_MIB 64
+#define ARRAY_DEFAULT_FLUSH_AGE_MS 3000
+#define ARRAY_DEFAULT_READAHEAD_ROWS 4
+
+/* The defaults, for callers that build their own options. */
+void array_tuning_defaults(struct array_tuning *t);
 
 struct raid_array {
 	struct raid_geometry geo;
@@ -33,6 +53,12 @@ struct raid_array {
 	struct row_locks row_locks;
 	int sticky_error;                        /* first member write error, for fsync */
 
+	struct array_tuning tuning;
+	pthread_mutex_t workers_lock;
+	atomic_bool workers_ready;               /* io_pool and level state running */
+	struct io_pool *io_pool;                 /* parallel member I/O */
+	struct stripe_cache *cache;              /* RAID5/6 only (ops->attach) */
+
 	void (*log)(void *ctx, const char *msg); /* warnings and state changes */
 	void *log_ctx;
 };
@@ -41,6 +67,8 @@ struct array_assemble_opts {
 	bool run_degraded;   /* --run: start with members missing */
 	bool force;          /* start even if dirty and degraded */
 	bool read_only;      /* open members read-only, write no superblock */
+	bool tuning_set;     /* use tuning below; else array_tuning_defaults() */
+	struct array_tuning tuning;
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
 };
@@ -70,6 +98,9 @@ int array_flush(struct raid_array *a);
  * without it (superblocks of the others record it), else keep it. Returns
  * true if the member was failed (the caller can retry from redundancy). */
 bool array_member_error(struct raid_array *a, int role, int err, bool is_write);
+
+/* Remember a write error that could not be absorbed, for fsync. */
+void array_note_write_error(struct raid_array *a, int err);
 
 /* Count of roles without a serving member. */
 int array_missing_count(const struct raid_array *a);

@@ -28,11 +28,19 @@ static void mount_usage(FILE *out)
 	        "      --force          start even if degraded and not stopped cleanly\n"
 	        "  -r, --readonly       open members read-only; volume.img is read-only\n"
 	        "  -t, --threads N      FUSE worker threads (default %d)\n"
+	        "      --cache-mib N    RAID5/6 stripe cache size in MiB (default %d; 0 = off:\n"
+	        "                       no caching, every write goes straight to the members)\n"
+	        "      --write-through  keep the cache for reads, but write each request out\n"
+	        "                       before it returns\n"
+	        "      --flush-age-ms N write out rows dirty for longer than N ms (default %d)\n"
+	        "      --readahead N    rows to read ahead for a sequential reader (default %d;\n"
+	        "                       0 = off)\n"
 	        "      --direct-io      bypass the kernel page cache for volume.img\n"
 	        "      --allow-other    let other users access the mount (needs user_allow_other)\n"
 	        "  -o OPTS              extra FUSE mount options\n"
 	        "  -d, --debug          trace FUSE requests (implies --foreground)\n",
-	        MOUNT_DEFAULT_THREADS);
+	        MOUNT_DEFAULT_THREADS, ARRAY_DEFAULT_CACHE_MIB, ARRAY_DEFAULT_FLUSH_AGE_MS,
+	        ARRAY_DEFAULT_READAHEAD_ROWS);
 }
 
 /* A member inside the mount point would be reached through the daemon
@@ -70,9 +78,25 @@ static int mount_check_paths(char **members, int nr_members, const char *mountpo
 	return 0;
 }
 
+static const char *long_opts_name(const struct option *opts, int val)
+{
+	for (; opts->name; opts++)
+		if (opts->val == val)
+			return opts->name;
+	return "?";
+}
+
 int cmd_mount(int argc, char **argv)
 {
-	enum { OPT_FORCE = 256, OPT_DIRECT_IO, OPT_ALLOW_OTHER };
+	enum {
+		OPT_FORCE = 256,
+		OPT_DIRECT_IO,
+		OPT_ALLOW_OTHER,
+		OPT_CACHE_MIB,
+		OPT_WRITE_THROUGH,
+		OPT_FLUSH_AGE,
+		OPT_READAHEAD,
+	};
 	static const struct option long_opts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "run", no_argument, NULL, 'R' },
@@ -82,6 +106,10 @@ int cmd_mount(int argc, char **argv)
 		{ "direct-io", no_argument, NULL, OPT_DIRECT_IO },
 		{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
 		{ "debug", no_argument, NULL, 'd' },
+		{ "cache-mib", required_argument, NULL, OPT_CACHE_MIB },
+		{ "write-through", no_argument, NULL, OPT_WRITE_THROUGH },
+		{ "flush-age-ms", required_argument, NULL, OPT_FLUSH_AGE },
+		{ "readahead", required_argument, NULL, OPT_READAHEAD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -94,6 +122,8 @@ int cmd_mount(int argc, char **argv)
 	memset(&aopts, 0, sizeof(aopts));
 	memset(&fopts, 0, sizeof(fopts));
 	fopts.max_threads = MOUNT_DEFAULT_THREADS;
+	array_tuning_defaults(&aopts.tuning);
+	aopts.tuning_set = true;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "fRrt:o:dh", long_opts, NULL)) != -1) {
 		switch (opt) {
@@ -123,6 +153,27 @@ int cmd_mount(int argc, char **argv)
 		}
 		case 'o':
 			fopts.extra_opts = optarg;
+			break;
+		case OPT_CACHE_MIB:
+		case OPT_FLUSH_AGE:
+		case OPT_READAHEAD: {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 0 || n > 1000000) {
+				cli_error("mount", "--%s '%s' is not a number from 0 to 1000000",
+				          long_opts_name(long_opts, opt), optarg);
+				return CLI_EXIT_USAGE;
+			}
+			if (opt == OPT_CACHE_MIB)
+				aopts.tuning.cache_bytes = (uint64_t)n << 20;
+			else if (opt == OPT_FLUSH_AGE)
+				aopts.tuning.flush_age_ms = (unsigned)n;
+			else
+				aopts.tuning.readahead_rows = (unsigned)n;
+			break;
+		}
+		case OPT_WRITE_THROUGH:
+			aopts.tuning.write_back = false;
 			break;
 		case OPT_DIRECT_IO:
 			fopts.direct_io = true;

@@ -92,6 +92,14 @@ struct raid_level_ops {
 	/* Recompute redundancy over the whole array from the data members
 	 * (resync after an unclean stop). NULL for levels without redundancy. */
 	int (*resync)(struct raid_array *a);
+
+	/* Run-time state of the level (the stripe cache of RAID5/6): made at
+	 * assembly, written out by flush (fsync), freed by detach; status
+	 * appends "key: value" lines. All NULL for levels without any. */
+	int (*attach)(struct raid_array *a);
+	int (*flush)(struct raid_array *a);
+	void (*detach)(struct raid_array *a);
+	size_t (*status)(struct raid_array *a, char *buf, size_t len);
 };
 
 const struct raid_level_ops *raid_level_find(int32_t level);

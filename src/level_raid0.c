@@ -78,7 +78,10 @@ static int raid0_geometry_init(struct raid_geometry *geo, void **priv, char *err
 	bool layout_known = (geo->feature_map & MD_FEATURE_RAID0_LAYOUT) &&
 	                    (geo->layout == RAID0_LAYOUT_ORIGINAL ||
 	                     geo->layout == RAID0_LAYOUT_ALTERNATE);
-	if (zt->nr_zones > 1 && !layout_known) {
+	/* With one zone, or one member past the first zone, both layouts
+	 * place every chunk alike (md then ignores the layout too). */
+	bool layout_matters = zt->nr_zones > 1 && zt->zones[1].nr_members > 1;
+	if (layout_matters && !layout_known) {
 		int nr_zones = zt->nr_zones;
 		free(zt);
 		return errmsg_fail(-EINVAL, err, errlen,

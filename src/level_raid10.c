@@ -52,10 +52,14 @@ static int raid10_decode_layout(const struct raid_geometry *geo, struct raid10_g
 	if (r10->far_set_size < 1)
 		r10->far_set_size = 1;
 	int copies = r10->near_copies * r10->far_copies;
-	if (copies > geo->raid_disks || copies > RAID_MAX_COPIES)
+	if (copies < 2 || copies > geo->raid_disks || copies > RAID_MAX_COPIES)
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "raid10 layout 0x%x wants %d copies but there are %d members",
-		                   layout, copies, geo->raid_disks);
+		                   "raid10 layout 0x%x gives %d copies; md needs 2 to %d with %d "
+		                   "members",
+		                   layout, copies,
+		                   geo->raid_disks < RAID_MAX_COPIES ? geo->raid_disks
+		                                                     : RAID_MAX_COPIES,
+		                   geo->raid_disks);
 	return 0;
 }
 
@@ -65,8 +69,12 @@ static int raid10_geometry_init(struct raid_geometry *geo, void **priv, char *er
 	int rc;
 
 	*priv = NULL;
-	if (geo->chunk_bytes == 0)
-		return errmsg_fail(-EINVAL, err, errlen, "raid10 needs a chunk size");
+	uint32_t chunk = geo->chunk_bytes;
+	if (chunk < 4096 || (chunk & (chunk - 1)))
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "chunk of %u bytes: md's raid10 needs a power of two of at least "
+		                   "4 KiB",
+		                   chunk);
 	r10 = calloc(1, sizeof(*r10));
 	if (!r10)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");

@@ -101,4 +101,8 @@ const struct raid_level_ops raid_level_raid5 = {
 	.read = stripe_io_read,
 	.write = stripe_io_write,
 	.resync = stripe_io_resync,
+	.attach = stripe_io_attach,
+	.flush = stripe_io_flush,
+	.detach = stripe_io_detach,
+	.status = stripe_io_status,
 };

@@ -25,5 +25,9 @@ int stripe_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int stripe_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
 /* Recompute every row's parity from its data (healthy arrays only). */
 int stripe_io_resync(struct raid_array *a);
+int stripe_io_attach(struct raid_array *a);
+int stripe_io_flush(struct raid_array *a);
+void stripe_io_detach(struct raid_array *a);
+size_t stripe_io_status(struct raid_array *a, char *buf, size_t len);
 
 #endif

@@ -1,0 +1,34 @@
+/* io_pool.h - member I/O in parallel: a batch of positioned reads and
+ * writes on different members is spread over a pool of worker threads,
+ * and the caller works on the batch too, so a row touches all its members
+ * at once instead of one after another. */
+#ifndef RAIDFUSE_IO_POOL_H
+#define RAIDFUSE_IO_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct member;
+struct io_pool;
+
+struct io_req {
+	struct member *member;
+	void *buf;
+	size_t len_bytes;
+	uint64_t data_off_bytes;     /* relative to the member's data area */
+	bool is_write;
+	int result;                  /* 0 or -errno, filled in by io_pool_run */
+	struct io_batch *batch;      /* internal */
+	struct io_req *next_queued;  /* internal */
+};
+
+/* A pool with nr_threads workers (0: every batch runs in the caller). */
+int io_pool_create(struct io_pool **out, int nr_threads);
+void io_pool_destroy(struct io_pool *pool);
+
+/* Run every request; return when all are done. Per-request results are in
+ * reqs[i].result; the return value is the number of failed requests. */
+int io_pool_run(struct io_pool *pool, struct io_req *reqs, int nr_reqs);
+
+#endif

@@ -1,0 +1,564 @@
+/* stripe_cache.c - see stripe_cache.h.
+ *
+ * Locking: the cache lock guards the table, the lists, pins and counts and
+ * is never held across member I/O. Each cached row has its own mutex for
+ * its contents, held while it is read, written, loaded or flushed, so
+ * requests to different rows run in parallel. A pinned row is never
+ * evicted; only clean rows are evicted, least recently used first; a
+ * writer that finds the cache full of dirty rows wakes the flusher and
+ * waits for a clean one.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "array.h"
+#include "stripe_cache.h"
+#include "stripe_io.h"
+#include "stripe_row.h"
+
+#define CACHE_MIN_ROWS 4
+#define CACHE_FLUSHER_TICK_MS 50
+
+struct cache_entry {
+	struct stripe_row r;
+	pthread_mutex_t lock;               /* the row's contents */
+	int pins;
+	bool in_table;
+	bool read_ahead;                    /* loaded by read-ahead, not yet read */
+	uint64_t dirty_seq;                 /* when it became dirty (0: clean) */
+	uint64_t dirty_since_ms;
+	struct cache_entry *hash_next;
+	struct cache_entry *lru_prev, *lru_next;     /* every entry, LRU first */
+	struct cache_entry *dirty_prev, *dirty_next; /* dirty entries, oldest first */
+};
+
+struct entry_list {
+	struct cache_entry *head, *tail;
+};
+
+struct stripe_cache {
+	struct raid_array *a;
+	pthread_mutex_t lock;
+	pthread_cond_t flusher_wake;
+	pthread_cond_t clean_ready;         /* an entry became clean or unpinned */
+	size_t max_entries;
+	size_t nr_entries;
+	size_t nr_dirty;
+	size_t nr_buckets;
+	struct cache_entry **buckets;
+	struct entry_list lru;
+	struct entry_list dirty;
+	uint64_t next_dirty_seq;
+	bool stopping;
+	bool flush_requested;
+	pthread_t flusher;
+	bool flusher_running;
+
+	/* Read-ahead: one sequential stream is followed. */
+	uint64_t last_read_end;
+	unsigned sequential_reads;
+	uint64_t ra_queue[64];
+	unsigned ra_head, ra_count;
+	pthread_cond_t ra_wake;
+	pthread_t ra_thread;
+	bool ra_running;
+
+	struct stripe_cache_counters counters;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- intrusive lists ------------------------------------------------- */
+
+#define LIST_UNLINK(list, e, prev, next)                        \
+	do {                                                    \
+		if ((e)->prev) (e)->prev->next = (e)->next;     \
+		else (list)->head = (e)->next;                  \
+		if ((e)->next) (e)->next->prev = (e)->prev;     \
+		else (list)->tail = (e)->prev;                  \
+		(e)->prev = (e)->next = NULL;                   \
+	} while (0)
+
+#define LIST_APPEND(list, e, prev, next)                        \
+	do {                                                    \
+		(e)->next = NULL;                               \
+		(e)->prev = (list)->tail;                       \
+		if ((list)->tail) (list)->tail->next = (e);     \
+		else (list)->head = (e);                        \
+		(list)->tail = (e);                             \
+	} while (0)
+
+static size_t bucket_of(const struct stripe_cache *c, uint64_t row)
+{
+	return (size_t)((row * 0x9e3779b97f4a7c15ull) >> 20) & (c->nr_buckets - 1);
+}
+
+static struct cache_entry *table_find(struct stripe_cache *c, uint64_t row)
+{
+	for (struct cache_entry *e = c->buckets[bucket_of(c, row)]; e; e = e->hash_next)
+		if (e->r.row == row)
+			return e;
+	return NULL;
+}
+
+static void table_insert(struct stripe_cache *c, struct cache_entry *e)
+{
+	size_t b = bucket_of(c, e->r.row);
+	e->hash_next = c->buckets[b];
+	c->buckets[b] = e;
+	e->in_table = true;
+}
+
+static void table_remove(struct stripe_cache *c, struct cache_entry *e)
+{
+	struct cache_entry **link = &c->buckets[bucket_of(c, e->r.row)];
+	while (*link != e)
+		link = &(*link)->hash_next;
+	*link = e->hash_next;
+	e->hash_next = NULL;
+	e->in_table = false;
+}
+
+/* ---- pinning ---------------------------------------------------------- */
+
+/* A clean, unpinned entry to reuse, least recently used first. */
+static struct cache_entry *find_victim(struct stripe_cache *c)
+{
+	for (struct cache_entry *e = c->lru.head; e; e = e->lru_next)
+		if (e->pins == 0 && e->dirty_seq == 0)
+			return e;
+	return NULL;
+}
+
+/* Pin the entry for row, creating or recycling one. Caller holds c->lock. */
+static int entry_get_locked(struct stripe_cache *c, uint64_t row, bool may_wait,
+                            struct cache_entry **out)
+{
+	struct raid_array *a = c->a;
+
+	for (;;) {
+		struct cache_entry *e = table_find(c, row);
+		if (e) {
+			e->pins++;
+			LIST_UNLINK(&c->lru, e, lru_prev, lru_next);
+			LIST_APPEND(&c->lru, e, lru_prev, lru_next);
+			*out = e;
+			return 0;
+		}
+		if (c->nr_entries < c->max_entries) {
+			e = calloc(1, sizeof(*e));
+			if (!e)
+				return -ENOMEM;
+			int rc = stripe_row_init(&e->r, a, row);
+			if (rc < 0) {
+				free(e);
+				return rc;
+			}
+			pthread_mutex_init(&e->lock, NULL);
+			c->nr_entries++;
+		} else {
+			e = find_victim(c);
+			if (!e) {
+				if (!may_wait)
+					return -EBUSY;
+				c->flush_requested = true;
+				pthread_cond_signal(&c->flusher_wake);
+				pthread_cond_wait(&c->clean_ready, &c->lock);
+				continue;
+			}
+			table_remove(c, e);
+			LIST_UNLINK(&c->lru, e, lru_prev, lru_next);
+			stripe_row_reset(&e->r, a, row);
+			e->read_ahead = false;
+		}
+		table_insert(c, e);
+		LIST_APPEND(&c->lru, e, lru_prev, lru_next);
+		e->pins = 1;
+		*out = e;
+		return 0;
+	}
+}
+
+/* Unpin; note a row that became dirty or clean. Caller holds c->lock
+ * and no longer holds e->lock. */
+static void entry_put_locked(struct stripe_cache *c, struct cache_entry *e)
+{
+	if (e->r.nr_dirty && !e->dirty_seq) {
+		e->dirty_seq = ++c->next_dirty_seq;
+		e->dirty_since_ms = now_ms();
+		LIST_APPEND(&c->dirty, e, dirty_prev, dirty_next);
+		c->nr_dirty++;
+		if (c->nr_dirty * 4 >= c->max_entries * 3)
+			pthread_cond_signal(&c->flusher_wake);
+	} else if (!e->r.nr_dirty && e->dirty_seq) {
+		e->dirty_seq = 0;
+		LIST_UNLINK(&c->dirty, e, dirty_prev, dirty_next);
+		c->nr_dirty--;
+	}
+	if (--e->pins == 0)
+		pthread_cond_broadcast(&c->clean_ready);
+}
+
+static void entry_put(struct stripe_cache *c, struct cache_entry *e)
+{
+	pthread_mutex_lock(&c->lock);
+	entry_put_locked(c, e);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Flush a pinned entry whose lock the caller holds. A row that cannot be
+ * written (no redundancy left to absorb the error) is dropped and the
+ * error kept for fsync, so one bad row cannot wedge the cache. */
+static int entry_flush_held(struct stripe_cache *c, struct cache_entry *e)
+{
+	struct stripe_row_stats stats = { 0 };
+	int rc = 0;
+
+	if (!e->r.nr_dirty)
+		return 0;
+	rc = stripe_row_flush(c->a, &e->r, &stats);
+	if (rc < 0) {
+		array_note_write_error(c->a, rc);
+		stripe_row_reset(&e->r, c->a, e->r.row);
+	} else {
+		atomic_fetch_add(&c->counters.rows_flushed, 1);
+	}
+	atomic_fetch_add(&c->counters.full_row_writes, stats.full_row);
+	atomic_fetch_add(&c->counters.rmw_writes, stats.rmw);
+	atomic_fetch_add(&c->counters.rcw_writes, stats.rcw);
+	atomic_fetch_add(&c->counters.degraded_writes, stats.degraded);
+	return rc;
+}
+
+static int entry_flush(struct stripe_cache *c, struct cache_entry *e)
+{
+	pthread_mutex_lock(&e->lock);
+	int rc = entry_flush_held(c, e);
+	pthread_mutex_unlock(&e->lock);
+	return rc;
+}
+
+/* With the cache off, a row lives for one request: nothing stays dirty
+ * and nothing read is kept. */
+static bool cache_retains(const struct stripe_cache *c)
+{
+	return c->a->tuning.cache_bytes > 0;
+}
+
+/* ---- the flusher and read-ahead threads ------------------------------ */
+
+static void *flusher_main(void *arg)
+{
+	struct stripe_cache *c = arg;
+	const struct array_tuning *t = &c->a->tuning;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->stopping) {
+		struct cache_entry *e = c->dirty.head;
+		bool pressure = c->nr_dirty * 4 >= c->max_entries * 3 || c->flush_requested;
+		bool old_enough = e && now_ms() - e->dirty_since_ms >= t->flush_age_ms;
+
+		if (!e || (!pressure && !old_enough)) {
+			c->flush_requested = false;
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += CACHE_FLUSHER_TICK_MS * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&c->flusher_wake, &c->lock, &until);
+			continue;
+		}
+		e->pins++;
+		pthread_mutex_unlock(&c->lock);
+		entry_flush(c, e);
+		pthread_mutex_lock(&c->lock);
+		entry_put_locked(c, e);
+		if (!c->dirty.head || c->nr_dirty * 2 < c->max_entries)
+			c->flush_requested = false;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static void *readahead_main(void *arg)
+{
+	struct stripe_cache *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->stopping) {
+		if (c->ra_count == 0) {
+			pthread_cond_wait(&c->ra_wake, &c->lock);
+			continue;
+		}
+		uint64_t row = c->ra_queue[c->ra_head];
+		c->ra_head = (c->ra_head + 1) % (sizeof(c->ra_queue) / sizeof(c->ra_queue[0]));
+		c->ra_count--;
+		struct cache_entry *e;
+		if (table_find(c, row) || entry_get_locked(c, row, false, &e) < 0)
+			continue; /* cached already, or no clean room: read-ahead is optional */
+		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_lock(&e->lock);
+		if (stripe_row_load_all(c->a, &e->r) == 0) {
+			e->read_ahead = true;
+			atomic_fetch_add(&c->counters.readahead_rows, 1);
+		}
+		pthread_mutex_unlock(&e->lock);
+		pthread_mutex_lock(&c->lock);
+		entry_put_locked(c, e);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* A read of [off, off+len) ended at row `row`: if the stream is
+ * sequential, queue the next rows. Caller holds c->lock. */
+static void readahead_note_locked(struct stripe_cache *c, uint64_t off, size_t len, uint64_t row,
+                                  uint64_t nr_rows)
+{
+	unsigned depth = c->a->tuning.readahead_rows;
+	const unsigned queue_cap = sizeof(c->ra_queue) / sizeof(c->ra_queue[0]);
+
+	c->sequential_reads = off == c->last_read_end ? c->sequential_reads + 1 : 0;
+	c->last_read_end = off + len;
+	if (!c->ra_running || depth == 0 || c->sequential_reads < 2)
+		return;
+	for (uint64_t next = row + 1; next <= row + depth && next < nr_rows; next++) {
+		if (c->ra_count == queue_cap || table_find(c, next))
+			continue;
+		bool queued = false;
+		for (unsigned i = 0; i < c->ra_count && !queued; i++)
+			queued = c->ra_queue[(c->ra_head + i) % queue_cap] == next;
+		if (queued)
+			continue;
+		c->ra_queue[(c->ra_head + c->ra_count) % queue_cap] = next;
+		c->ra_count++;
+	}
+	pthread_cond_signal(&c->ra_wake);
+}
+
+/* ---- public ----------------------------------------------------------- */
+
+int stripe_cache_create(struct raid_array *a, struct stripe_cache **out)
+{
+	struct stripe_cache *c = calloc(1, sizeof(*c));
+	uint64_t row_bytes = (uint64_t)a->geo.chunk_bytes *
+	                     (uint64_t)(a->geo.raid_disks - a->ops->max_parity);
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->a = a;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->flusher_wake, NULL);
+	pthread_cond_init(&c->clean_ready, NULL);
+	pthread_cond_init(&c->ra_wake, NULL);
+	c->max_entries = (size_t)(a->tuning.cache_bytes / row_bytes);
+	if (c->max_entries < CACHE_MIN_ROWS)
+		c->max_entries = CACHE_MIN_ROWS;
+	c->nr_buckets = 64;
+	while (c->nr_buckets < c->max_entries * 2)
+		c->nr_buckets *= 2;
+	c->buckets = calloc(c->nr_buckets, sizeof(*c->buckets));
+	if (!c->buckets) {
+		stripe_cache_destroy(c);
+		return -ENOMEM;
+	}
+	if (pthread_create(&c->flusher, NULL, flusher_main, c) != 0) {
+		stripe_cache_destroy(c);
+		return -EAGAIN;
+	}
+	c->flusher_running = true;
+	if (a->tuning.readahead_rows > 0 && a->tuning.cache_bytes > 0) {
+		if (pthread_create(&c->ra_thread, NULL, readahead_main, c) == 0)
+			c->ra_running = true;
+	}
+	*out = c;
+	return 0;
+}
+
+void stripe_cache_destroy(struct stripe_cache *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stopping = true;
+	pthread_cond_broadcast(&c->flusher_wake);
+	pthread_cond_broadcast(&c->ra_wake);
+	pthread_mutex_unlock(&c->lock);
+	if (c->flusher_running)
+		pthread_join(c->flusher, NULL);
+	if (c->ra_running)
+		pthread_join(c->ra_thread, NULL);
+	for (struct cache_entry *e = c->lru.head, *next; e; e = next) {
+		next = e->lru_next;
+		stripe_row_free(&e->r);
+		pthread_mutex_destroy(&e->lock);
+		free(e);
+	}
+	free(c->buckets);
+	pthread_cond_destroy(&c->ra_wake);
+	pthread_cond_destroy(&c->clean_ready);
+	pthread_cond_destroy(&c->flusher_wake);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static uint64_t cache_row_bytes(const struct raid_array *a)
+{
+	return (uint64_t)a->geo.chunk_bytes * (uint64_t)(a->geo.raid_disks - a->ops->max_parity);
+}
+
+int stripe_cache_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
+{
+	struct stripe_cache *c = a->cache;
+	uint64_t chunk = a->geo.chunk_bytes, row_bytes = cache_row_bytes(a);
+	uint64_t nr_rows = a->geo.array_bytes / row_bytes;
+	char *dst = buf;
+
+	pthread_mutex_lock(&c->lock);
+	readahead_note_locked(c, off, len, (off + len - 1) / row_bytes, nr_rows);
+	pthread_mutex_unlock(&c->lock);
+	while (len > 0) {
+		uint64_t row = off / row_bytes, in_row = off % row_bytes;
+		int k = (int)(in_row / chunk);
+		uint64_t lo = in_row % chunk;
+		size_t piece = chunk - lo < len ? (size_t)(chunk - lo) : len;
+		struct cache_entry *e;
+		bool was_cached = false;
+
+		pthread_mutex_lock(&c->lock);
+		int rc = entry_get_locked(c, row, true, &e);
+		pthread_mutex_unlock(&c->lock);
+		if (rc < 0)
+			return rc;
+		pthread_mutex_lock(&e->lock);
+		rc = stripe_row_read(a, &e->r, k, lo, lo + piece, dst, &was_cached);
+		bool ra_hit = was_cached && e->read_ahead;
+		e->read_ahead = false;
+		if (!cache_retains(c) && !e->r.nr_dirty)
+			stripe_row_reset(&e->r, a, row);
+		pthread_mutex_unlock(&e->lock);
+		entry_put(c, e);
+		if (rc < 0)
+			return rc;
+		atomic_fetch_add(was_cached ? &c->counters.hits : &c->counters.misses, 1);
+		if (ra_hit)
+			atomic_fetch_add(&c->counters.readahead_hits, 1);
+		dst += piece;
+		off += piece;
+		len -= piece;
+	}
+	return 0;
+}
+
+int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
+{
+	struct stripe_cache *c = a->cache;
+	uint64_t chunk = a->geo.chunk_bytes, row_bytes = cache_row_bytes(a);
+	const char *src = buf;
+
+	while (len > 0) {
+		uint64_t row = off / row_bytes, in_row = off % row_bytes;
+		size_t piece = row_bytes - in_row < len ? (size_t)(row_bytes - in_row) : len;
+		struct cache_entry *e;
+		int rc;
+
+		pthread_mutex_lock(&c->lock);
+		rc = entry_get_locked(c, row, true, &e);
+		pthread_mutex_unlock(&c->lock);
+		if (rc < 0)
+			return rc;
+		pthread_mutex_lock(&e->lock);
+		for (uint64_t pos = in_row; pos < in_row + piece && rc == 0;) {
+			int k = (int)(pos / chunk);
+			uint64_t lo = pos % chunk;
+			uint64_t hi = in_row + piece - (uint64_t)k * chunk;
+			if (hi > chunk)
+				hi = chunk;
+			rc = stripe_row_write(a, &e->r, k, lo, hi, src + (pos - in_row));
+			pos = (uint64_t)k * chunk + hi;
+		}
+		e->read_ahead = false;
+		/* Write-through: the request returns only once the row is on
+		 * the members. */
+		if (rc == 0 && !a->tuning.write_back)
+			rc = entry_flush_held(c, e);
+		if (!cache_retains(c))
+			stripe_row_reset(&e->r, a, row);
+		pthread_mutex_unlock(&e->lock);
+		entry_put(c, e);
+		if (rc < 0)
+			return rc;
+		src += piece;
+		off += piece;
+		len -= piece;
+	}
+	return 0;
+}
+
+int stripe_cache_flush(struct raid_array *a)
+{
+	struct stripe_cache *c = a->cache;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	uint64_t upto = c->next_dirty_seq;
+	for (;;) {
+		struct cache_entry *e = c->dirty.head;
+		if (!e || e->dirty_seq > upto)
+			break;
+		e->pins++;
+		pthread_mutex_unlock(&c->lock);
+		int frc = entry_flush(c, e);
+		if (frc < 0 && rc == 0)
+			rc = frc;
+		pthread_mutex_lock(&c->lock);
+		entry_put_locked(c, e);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
+{
+	struct stripe_cache *c = a->cache;
+	const struct stripe_cache_counters *n = &c->counters;
+	size_t rows, dirty;
+
+	pthread_mutex_lock(&c->lock);
+	rows = c->nr_entries;
+	dirty = c->nr_dirty;
+	pthread_mutex_unlock(&c->lock);
+	int w = snprintf(buf, len,
+	                 "cache_mode: %s\ncache_size_mib: %" PRIu64 "\ncache_rows: %zu of %zu\n"
+	                 "cache_dirty_rows: %zu\ncache_hits: %" PRIu64 "\ncache_misses: %" PRIu64
+	                 "\nrows_flushed: %" PRIu64 "\nfull_row_writes: %" PRIu64
+	                 "\nrmw_writes: %" PRIu64 "\nrcw_writes: %" PRIu64
+	                 "\ndegraded_writes: %" PRIu64 "\nreadahead_rows: %" PRIu64
+	                 "\nreadahead_hits: %" PRIu64 "\n",
+	                 a->tuning.write_back ? "write-back" : "write-through",
+	                 a->tuning.cache_bytes >> 20, rows, c->max_entries, dirty,
+	                 (uint64_t)atomic_load(&n->hits), (uint64_t)atomic_load(&n->misses),
+	                 (uint64_t)atomic_load(&n->rows_flushed),
+	                 (uint64_t)atomic_load(&n->full_row_writes),
+	                 (uint64_t)atomic_load(&n->rmw_writes), (uint64_t)atomic_load(&n->rcw_writes),
+	                 (uint64_t)atomic_load(&n->degraded_writes),
+	                 (uint64_t)atomic_load(&n->readahead_rows),
+	                 (uint64_t)atomic_load(&n->readahead_hits));
+	return w < 0 ? 0 : ((size_t)w < len ? (size_t)w : len);
+}

@@ -1,0 +1,531 @@
+/* stripe_row.c - see stripe_row.h.
+ *
+ * Work on a row is cut into *bands*: runs of columns over which every
+ * chunk's column state is the same, so one decision (and one member I/O per
+ * chunk) covers the whole band. Flushing a band picks, as md does, the way
+ * with fewer member reads: reconstruct-write reads the invalid data
+ * columns; read-modify-write reads the old contents of the dirty ones and
+ * the old parity. A band whose data is all in memory (a full-row write)
+ * reads nothing. With a member missing, the band is first brought fully
+ * into memory, rebuilding from the members' *old* contents (dirty columns
+ * are re-read from their members for that), then parity is recomputed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "io_pool.h"
+#include "parity.h"
+#include "stripe_io.h"
+#include "stripe_row.h"
+
+#define COLUMN STRIPE_COLUMN_BYTES
+
+static int row_nr_parity(const struct raid_array *a)
+{
+	return a->ops->max_parity;
+}
+
+/* ---- per-thread scratch ---------------------------------------------- */
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+struct scratch_arena {
+	size_t len;
+	uint8_t *base;
+};
+
+static void scratch_free(void *arena_ptr)
+{
+	struct scratch_arena *arena = arena_ptr;
+	free(arena->base);
+	free(arena);
+}
+
+static void scratch_key_create(void)
+{
+	pthread_key_create(&scratch_key, scratch_free);
+}
+
+/* A 64-byte aligned buffer of at least len bytes, reused by this thread. */
+static uint8_t *scratch_get(size_t len)
+{
+	struct scratch_arena *arena;
+
+	pthread_once(&scratch_once, scratch_key_create);
+	arena = pthread_getspecific(scratch_key);
+	if (!arena) {
+		arena = calloc(1, sizeof(*arena));
+		if (!arena)
+			return NULL;
+		pthread_setspecific(scratch_key, arena);
+	}
+	if (arena->len < len) {
+		free(arena->base);
+		arena->base = parity_buf_alloc(len);
+		arena->len = arena->base ? len : 0;
+	}
+	return arena->base;
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+int stripe_row_init(struct stripe_row *r, struct raid_array *a, uint64_t row)
+{
+	uint64_t chunk = a->geo.chunk_bytes;
+	int nr_data = a->geo.raid_disks - row_nr_parity(a);
+	uint32_t nr_columns = (uint32_t)(chunk / COLUMN);
+	size_t data_bytes = (size_t)chunk * (size_t)nr_data;
+
+	memset(r, 0, sizeof(*r));
+	r->buffers = parity_buf_alloc(data_bytes + (size_t)nr_columns * (size_t)nr_data);
+	if (!r->buffers)
+		return -ENOMEM;
+	for (int k = 0; k < nr_data; k++) {
+		r->data[k] = r->buffers + (size_t)k * chunk;
+		r->state[k] = r->buffers + data_bytes + (size_t)k * nr_columns;
+	}
+	r->nr_columns = nr_columns;
+	stripe_row_reset(r, a, row);
+	return 0;
+}
+
+void stripe_row_reset(struct stripe_row *r, struct raid_array *a, uint64_t row)
+{
+	r->row = row;
+	a->ops->row_layout(&a->geo, row, &r->lay);
+	for (int k = 0; k < r->lay.nr_data; k++)
+		memset(r->state[k], COLUMN_INVALID, r->nr_columns);
+	r->nr_dirty = 0;
+}
+
+void stripe_row_free(struct stripe_row *r)
+{
+	free(r->buffers);
+	r->buffers = NULL;
+}
+
+/* ---- member I/O of a band ------------------------------------------- */
+
+struct band_io {
+	struct io_req reqs[RAID_MAX_MEMBERS + 2];
+	int roles[RAID_MAX_MEMBERS + 2];
+	int nr;
+};
+
+static void band_io_add(struct band_io *io, struct raid_array *a, const struct stripe_row *r,
+                        int role, void *buf, uint32_t c0, uint32_t c1, bool is_write)
+{
+	struct io_req *req = &io->reqs[io->nr];
+
+	memset(req, 0, sizeof(*req));
+	req->member = a->slot[role];
+	req->buf = buf;
+	req->len_bytes = (size_t)(c1 - c0) * COLUMN;
+	req->data_off_bytes = r->lay.member_off_bytes + (uint64_t)c0 * COLUMN;
+	req->is_write = is_write;
+	io->roles[io->nr++] = role;
+}
+
+/* Run the batch. A member that fails is failed out of the array if it can
+ * be spared: reads then answer -EAGAIN (the caller plans again, degraded),
+ * writes carry on (the member's contents follow from the others). */
+static int band_io_run(struct band_io *io, struct raid_array *a)
+{
+	int rc = 0;
+
+	if (io->nr == 0 || io_pool_run(a->io_pool, io->reqs, io->nr) == 0)
+		return 0;
+	for (int i = 0; i < io->nr; i++) {
+		struct io_req *req = &io->reqs[i];
+		if (req->result == 0)
+			continue;
+		bool failed_out = array_member_error(a, io->roles[i], req->result, req->is_write);
+		if (!failed_out)
+			rc = req->result;
+		else if (!req->is_write && rc == 0)
+			rc = -EAGAIN;
+	}
+	return rc;
+}
+
+/* ---- bands ------------------------------------------------------------ */
+
+/* First column after c0 (and before c1) where some chunk changes state. */
+static uint32_t band_end(const struct stripe_row *r, uint32_t c0, uint32_t c1)
+{
+	for (uint32_t c = c0 + 1; c < c1; c++)
+		for (int k = 0; k < r->lay.nr_data; k++)
+			if (r->state[k][c] != r->state[k][c0])
+				return c;
+	return c1;
+}
+
+static void band_set_state(struct stripe_row *r, int k, uint32_t c0, uint32_t c1,
+                           enum column_state to)
+{
+	for (uint32_t c = c0; c < c1; c++) {
+		if (r->state[k][c] == COLUMN_DIRTY && to != COLUMN_DIRTY)
+			r->nr_dirty--;
+		else if (r->state[k][c] != COLUMN_DIRTY && to == COLUMN_DIRTY)
+			r->nr_dirty++;
+		r->state[k][c] = (uint8_t)to;
+	}
+}
+
+static bool role_present(const struct raid_array *a, int role)
+{
+	return role >= 0 && a->slot[role] != NULL;
+}
+
+/* Slots of a band in syndrome order: data by slot, then P, then Q. */
+struct band_vec {
+	void *by_slot[RAID_MAX_MEMBERS + 2];
+	int role[RAID_MAX_MEMBERS + 2];
+	int nr_slots;
+};
+
+static void band_vec_roles(struct band_vec *v, const struct stripe_row *r, int nr_parity)
+{
+	int nr_data = r->lay.nr_data;
+	for (int k = 0; k < nr_data; k++)
+		v->role[r->lay.data_qslot[k]] = r->lay.data_role[k];
+	v->role[nr_data] = r->lay.p_role;
+	if (nr_parity == 2)
+		v->role[nr_data + 1] = r->lay.q_role;
+	v->nr_slots = nr_data + nr_parity;
+}
+
+/* Bring the invalid columns of a uniform band into memory for the chunks
+ * in want (all invalid chunks if want_all), rebuilding from parity when a
+ * wanted chunk's member is missing. */
+static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
+                     int want_k, bool want_all)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+	size_t len = (size_t)(c1 - c0) * COLUMN;
+	size_t at = (size_t)c0 * COLUMN;
+	bool need_rebuild = false, any = false;
+	struct band_io io = { .nr = 0 };
+
+	for (int k = 0; k < nr_data; k++) {
+		if (r->state[k][c0] != COLUMN_INVALID || !(want_all || k == want_k))
+			continue;
+		any = true;
+		if (!role_present(a, r->lay.data_role[k]))
+			need_rebuild = true;
+	}
+	if (!any)
+		return 0;
+	if (!need_rebuild) {
+		for (int k = 0; k < nr_data; k++)
+			if (r->state[k][c0] == COLUMN_INVALID && (want_all || k == want_k))
+				band_io_add(&io, a, r, r->lay.data_role[k], r->data[k] + at, c0, c1,
+				            false);
+		int rc = band_io_run(&io, a);
+		if (rc < 0)
+			return rc;
+		for (int k = 0; k < nr_data; k++)
+			if (r->state[k][c0] == COLUMN_INVALID && (want_all || k == want_k))
+				band_set_state(r, k, c0, c1, COLUMN_CLEAN);
+		return 0;
+	}
+
+	/* Rebuild: gather what the members hold now (old contents of dirty
+	 * columns included), recover the missing slots, keep the data. */
+	struct band_vec v;
+	int lost[2], nr_lost = 0;
+	uint8_t *scratch = scratch_get(len * (size_t)(nr_data + nr_parity));
+	if (!scratch)
+		return -ENOMEM;
+	band_vec_roles(&v, r, nr_parity);
+	for (int k = 0; k < nr_data; k++) {
+		int slot = r->lay.data_qslot[k];
+		bool present = role_present(a, r->lay.data_role[k]);
+		switch (r->state[k][c0]) {
+		case COLUMN_CLEAN:
+			v.by_slot[slot] = r->data[k] + at;
+			break;
+		case COLUMN_DIRTY:
+			v.by_slot[slot] = scratch + (size_t)slot * len;
+			if (present)
+				band_io_add(&io, a, r, v.role[slot], v.by_slot[slot], c0, c1, false);
+			break;
+		default:
+			v.by_slot[slot] = r->data[k] + at;
+			if (present)
+				band_io_add(&io, a, r, v.role[slot], v.by_slot[slot], c0, c1, false);
+			break;
+		}
+		if (!present && r->state[k][c0] != COLUMN_CLEAN) {
+			if (nr_lost == nr_parity)
+				return -EIO;
+			lost[nr_lost++] = slot;
+		}
+	}
+	for (int s = nr_data; s < v.nr_slots; s++) {
+		v.by_slot[s] = scratch + (size_t)s * len;
+		if (role_present(a, v.role[s])) {
+			band_io_add(&io, a, r, v.role[s], v.by_slot[s], c0, c1, false);
+		} else {
+			if (nr_lost == nr_parity)
+				return -EIO;
+			lost[nr_lost++] = s;
+		}
+	}
+	int rc = band_io_run(&io, a);
+	if (rc < 0)
+		return rc;
+	if (parity_recover(v.by_slot, nr_data, nr_parity == 2, lost, nr_lost, len) < 0)
+		return -EIO;
+	for (int k = 0; k < nr_data; k++)
+		if (r->state[k][c0] == COLUMN_INVALID)
+			band_set_state(r, k, c0, c1, COLUMN_CLEAN);
+	return 0;
+}
+
+static int band_load_retry(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
+                           int want_k, bool want_all)
+{
+	int rc;
+	do
+		rc = band_load(a, r, c0, c1, want_k, want_all);
+	while (rc == -EAGAIN);
+	return rc;
+}
+
+/* Write the dirty columns and the given parity of a uniform band. */
+static int band_write_out(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
+                          const struct band_vec *v)
+{
+	struct band_io io = { .nr = 0 };
+	size_t at = (size_t)c0 * COLUMN;
+
+	for (int k = 0; k < r->lay.nr_data; k++)
+		if (r->state[k][c0] == COLUMN_DIRTY && role_present(a, r->lay.data_role[k]))
+			band_io_add(&io, a, r, r->lay.data_role[k], r->data[k] + at, c0, c1, true);
+	for (int s = r->lay.nr_data; s < v->nr_slots; s++)
+		if (role_present(a, v->role[s]))
+			band_io_add(&io, a, r, v->role[s], v->by_slot[s], c0, c1, true);
+	return band_io_run(&io, a);
+}
+
+static void band_gen_parity(struct band_vec *v, int nr_data, int nr_parity, size_t len)
+{
+	if (nr_parity == 2)
+		parity_gen_pq(v->by_slot, nr_data, v->by_slot[nr_data], v->by_slot[nr_data + 1], len);
+	else
+		parity_gen_p(v->by_slot, nr_data, v->by_slot[nr_data], len);
+}
+
+static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
+                      struct stripe_row_stats *stats)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+	size_t len = (size_t)(c1 - c0) * COLUMN;
+	size_t at = (size_t)c0 * COLUMN;
+	int nr_dirty = 0, nr_invalid = 0, nr_missing = 0;
+	struct band_vec v;
+	int rc;
+
+	band_vec_roles(&v, r, nr_parity);
+	for (int k = 0; k < nr_data; k++) {
+		nr_dirty += r->state[k][c0] == COLUMN_DIRTY;
+		nr_invalid += r->state[k][c0] == COLUMN_INVALID;
+	}
+	if (nr_dirty == 0)
+		return 0;
+	for (int s = 0; s < v.nr_slots; s++)
+		nr_missing += !role_present(a, v.role[s]);
+
+	uint8_t *scratch = scratch_get(len * (size_t)(nr_data + nr_parity));
+	if (!scratch)
+		return -ENOMEM;
+	for (int s = nr_data; s < v.nr_slots; s++)
+		v.by_slot[s] = scratch + (size_t)s * len;
+
+	int rmw_reads = nr_dirty + nr_parity;
+	if (nr_missing == 0 && rmw_reads < nr_invalid) {
+		/* Read-modify-write: old data of the dirty chunks and old
+		 * parity, then fold the change into the parity. */
+		struct band_io io = { .nr = 0 };
+		uint8_t *old[RAID_MAX_MEMBERS];
+		for (int k = 0; k < nr_data; k++) {
+			if (r->state[k][c0] != COLUMN_DIRTY)
+				continue;
+			old[k] = scratch + (size_t)r->lay.data_qslot[k] * len;
+			band_io_add(&io, a, r, r->lay.data_role[k], old[k], c0, c1, false);
+		}
+		for (int s = nr_data; s < v.nr_slots; s++)
+			band_io_add(&io, a, r, v.role[s], v.by_slot[s], c0, c1, false);
+		rc = band_io_run(&io, a);
+		if (rc < 0)
+			return rc;
+		for (int k = 0; k < nr_data; k++) {
+			if (r->state[k][c0] != COLUMN_DIRTY)
+				continue;
+			parity_update_p(v.by_slot[nr_data], old[k], r->data[k] + at, len);
+			if (nr_parity == 2)
+				parity_update_q(v.by_slot[nr_data + 1], old[k], r->data[k] + at,
+				                r->lay.data_qslot[k], len);
+		}
+		stats->rmw++;
+	} else {
+		/* Reconstruct-write (or degraded): all data in memory, then
+		 * parity from scratch. */
+		rc = band_load(a, r, c0, c1, -1, true);
+		if (rc < 0)
+			return rc;
+		for (int k = 0; k < nr_data; k++)
+			v.by_slot[r->lay.data_qslot[k]] = r->data[k] + at;
+		band_gen_parity(&v, nr_data, nr_parity, len);
+		if (nr_missing)
+			stats->degraded++;
+		else if (nr_invalid == 0)
+			stats->full_row++;
+		else
+			stats->rcw++;
+	}
+	rc = band_write_out(a, r, c0, c1, &v);
+	if (rc < 0)
+		return rc;
+	for (int k = 0; k < nr_data; k++)
+		if (r->state[k][c0] == COLUMN_DIRTY)
+			band_set_state(r, k, c0, c1, COLUMN_CLEAN);
+	return 0;
+}
+
+/* ---- the row's entry points ------------------------------------------ */
+
+int stripe_row_write(struct raid_array *a, struct stripe_row *r, int k, uint64_t lo,
+                     uint64_t hi, const void *src)
+{
+	uint32_t c_first = (uint32_t)(lo / COLUMN), c_last = (uint32_t)((hi - 1) / COLUMN);
+	int rc;
+
+	/* A partly covered column keeps the bytes around the write, so its
+	 * old contents must be in memory first. */
+	if (lo % COLUMN && r->state[k][c_first] == COLUMN_INVALID) {
+		rc = band_load_retry(a, r, c_first, c_first + 1, k, false);
+		if (rc < 0)
+			return rc;
+	}
+	if (hi % COLUMN && r->state[k][c_last] == COLUMN_INVALID) {
+		rc = band_load_retry(a, r, c_last, c_last + 1, k, false);
+		if (rc < 0)
+			return rc;
+	}
+	memcpy(r->data[k] + lo, src, (size_t)(hi - lo));
+	band_set_state(r, k, c_first, c_last + 1, COLUMN_DIRTY);
+	return 0;
+}
+
+/* Load [c0, c1) of chunk k (or of every chunk when k < 0). */
+static int row_load_range(struct raid_array *a, struct stripe_row *r, int k, uint32_t c0,
+                          uint32_t c1)
+{
+	bool present = k >= 0 && role_present(a, r->lay.data_role[k]);
+
+	while (c0 < c1) {
+		uint32_t end;
+		int rc;
+
+		if (present) {
+			/* Only chunk k's own states matter for a plain read. */
+			end = c0 + 1;
+			while (end < c1 && r->state[k][end] == r->state[k][c0])
+				end++;
+			if (r->state[k][c0] != COLUMN_INVALID) {
+				c0 = end;
+				continue;
+			}
+			rc = band_load_retry(a, r, c0, end, k, false);
+			if (rc < 0)
+				return rc;
+			if (!role_present(a, r->lay.data_role[k]))
+				present = false; /* it failed while reading: go on rebuilding */
+		} else {
+			end = band_end(r, c0, c1);
+			rc = band_load_retry(a, r, c0, end, k, k < 0);
+			if (rc < 0)
+				return rc;
+		}
+		c0 = end;
+	}
+	return 0;
+}
+
+int stripe_row_read(struct raid_array *a, struct stripe_row *r, int k, uint64_t lo,
+                    uint64_t hi, void *dst, bool *was_cached)
+{
+	uint32_t c0 = (uint32_t)(lo / COLUMN), c1 = (uint32_t)((hi + COLUMN - 1) / COLUMN);
+	bool cached = true;
+
+	for (uint32_t c = c0; c < c1 && cached; c++)
+		cached = r->state[k][c] != COLUMN_INVALID;
+	if (!cached) {
+		int rc = row_load_range(a, r, k, c0, c1);
+		if (rc < 0)
+			return rc;
+	}
+	memcpy(dst, r->data[k] + lo, (size_t)(hi - lo));
+	if (was_cached)
+		*was_cached = cached;
+	return 0;
+}
+
+int stripe_row_load_all(struct raid_array *a, struct stripe_row *r)
+{
+	for (int k = 0; k < r->lay.nr_data; k++) {
+		int rc = role_present(a, r->lay.data_role[k]) ?
+		                 row_load_range(a, r, k, 0, r->nr_columns) :
+		                 row_load_range(a, r, -1, 0, r->nr_columns);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_row_stats *stats)
+{
+	uint32_t c0 = 0;
+
+	while (r->nr_dirty && c0 < r->nr_columns) {
+		uint32_t end = band_end(r, c0, r->nr_columns);
+		int rc;
+		do
+			rc = band_flush(a, r, c0, end, stats);
+		while (rc == -EAGAIN);
+		if (rc < 0)
+			return rc;
+		c0 = end;
+	}
+	return 0;
+}
+
+int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+	size_t len = (size_t)r->nr_columns * COLUMN;
+	uint8_t *scratch = scratch_get(len * (size_t)nr_parity);
+	struct band_io io = { .nr = 0 };
+	struct band_vec v;
+
+	if (!scratch)
+		return -ENOMEM;
+	band_vec_roles(&v, r, nr_parity);
+	for (int k = 0; k < nr_data; k++)
+		v.by_slot[r->lay.data_qslot[k]] = r->data[k];
+	for (int s = nr_data; s < v.nr_slots; s++)
+		v.by_slot[s] = scratch + (size_t)(s - nr_data) * len;
+	band_gen_parity(&v, nr_data, nr_parity, len);
+	for (int s = nr_data; s < v.nr_slots; s++)
+		if (role_present(a, v.role[s]))
+			band_io_add(&io, a, r, v.role[s], v.by_slot[s], 0, r->nr_columns, true);
+	return band_io_run(&io, a);
+}

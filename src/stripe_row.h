@@ -1,0 +1,67 @@
+/* stripe_row.h - one row (stripe) of a RAID5/6 array held in memory: every
+ * data chunk of the row with a state per 4 KiB column (invalid, clean,
+ * dirty), the way md's stripe_head holds one page per disk with its flags.
+ *
+ * Writes land in the row (columns become dirty); flushing computes parity
+ * and writes the dirty columns and P (and Q) to the members. The same row
+ * object serves the stripe cache (rows kept, write-back) and write-through
+ * (a row used for one request and flushed at once).
+ */
+#ifndef RAIDFUSE_STRIPE_ROW_H
+#define RAIDFUSE_STRIPE_ROW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "level.h"
+
+struct raid_array;
+
+enum column_state {
+	COLUMN_INVALID = 0,  /* not in memory */
+	COLUMN_CLEAN,        /* in memory, equal to the member */
+	COLUMN_DIRTY,        /* in memory, newer than the member */
+};
+
+struct stripe_row {
+	uint64_t row;
+	struct row_layout lay;
+	uint32_t nr_columns;                  /* columns per chunk */
+	uint32_t nr_dirty;                    /* dirty columns over all chunks */
+	uint8_t *data[RAID_MAX_MEMBERS];      /* chunk k, chunk_bytes, 64-byte aligned */
+	uint8_t *state[RAID_MAX_MEMBERS];     /* chunk k, one enum column_state per column */
+	uint8_t *buffers;                     /* one allocation behind data[] and state[] */
+};
+
+/* Flush strategy counters, for status. */
+struct stripe_row_stats {
+	uint64_t full_row;                    /* bands written with no reads */
+	uint64_t rmw;                         /* read-modify-write bands */
+	uint64_t rcw;                         /* reconstruct-write bands */
+	uint64_t degraded;                    /* bands written with a member missing */
+};
+
+/* Set up row r of array a (buffers allocated, every column invalid). */
+int stripe_row_init(struct stripe_row *r, struct raid_array *a, uint64_t row);
+/* Make it row `row` again, all invalid, reusing the buffers. */
+void stripe_row_reset(struct stripe_row *r, struct raid_array *a, uint64_t row);
+void stripe_row_free(struct stripe_row *r);
+
+/* Copy bytes [lo, hi) of chunk k from src into the row (reading the old
+ * contents of partly covered columns first); the columns become dirty. */
+int stripe_row_write(struct raid_array *a, struct stripe_row *r, int k, uint64_t lo,
+                     uint64_t hi, const void *src);
+/* Copy bytes [lo, hi) of chunk k out of the row, loading (or rebuilding)
+ * what is not in memory. *was_cached tells whether all of it already was. */
+int stripe_row_read(struct raid_array *a, struct stripe_row *r, int k, uint64_t lo,
+                    uint64_t hi, void *dst, bool *was_cached);
+/* Load every invalid column of every chunk (read-ahead, full-row reads). */
+int stripe_row_load_all(struct raid_array *a, struct stripe_row *r);
+/* With every column in memory and clean, compute P (and Q) and write
+ * only them (resync). */
+int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r);
+/* Write every dirty column and its parity to the members. */
+int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_row_stats *stats);
+
+#endif

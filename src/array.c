@@ -199,6 +199,11 @@ static int assemble_open_members(struct raid_array *a, const char *const *paths,
 		}
 	}
 	for (int i = 0; i < nr_paths; i++) {
+		int rc = member_claim(&a->members[i], !read_only, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	for (int i = 0; i < nr_paths; i++) {
 		int rc = member_super_load(&a->members[i], err, errlen);
 		if (rc < 0)
 			return rc;
@@ -383,7 +388,7 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		                 a->ops->name, missing_text);
 		goto fail;
 	}
-	if (nr_missing && dirty && !opts->force && !opts->read_only) {
+	if (nr_missing && dirty && !opts->force) {
 		rc = errmsg_fail(-EUCLEAN, err, errlen,
 		                 "%s array is both degraded (missing role(s) %s) and dirty (not "
 		                 "stopped cleanly), so its parity cannot be trusted; pass --force "

@@ -92,12 +92,12 @@ static int create_check_args(const struct raid_level_ops *ops, int nr_paths,
 	return 0;
 }
 
-/* Open (or create) every member. Nothing is written here except the
- * creation of members that did not exist; those are listed in created[]
- * so a later failure can remove them. */
-static int create_open_members(struct member *members, bool *created, const char *const *paths,
-                               int nr_paths, const struct array_create_opts *opts, char *err,
-                               size_t errlen)
+/* Open the members that exist, refusing one named twice and one in use.
+ * Those that do not exist need --size; they are created later, after
+ * every check has passed, so a refused create leaves nothing behind. */
+static int create_open_existing(struct member *members, bool *to_create,
+                                const char *const *paths, int nr_paths,
+                                const struct array_create_opts *opts, char *err, size_t errlen)
 {
 	for (int i = 0; i < nr_paths; i++) {
 		struct stat st;
@@ -109,63 +109,88 @@ static int create_open_members(struct member *members, bool *created, const char
 				return errmsg_fail(-ENOENT, err, errlen,
 				                   "%s does not exist; give --size to create it",
 				                   paths[i]);
+			for (int j = 0; j < i; j++)
+				if (to_create[j] && strcmp(paths[j], paths[i]) == 0)
+					return errmsg_fail(-EINVAL, err, errlen,
+					                   "%s and %s are the same member given twice",
+					                   paths[j], paths[i]);
+			to_create[i] = true;
 			continue;
 		}
-	}
-	for (int i = 0; i < nr_paths; i++) {
 		int rc = member_open(&members[i], paths[i], false, err, errlen);
-		if (rc == -ENOENT) {
-			int fd = open(paths[i], O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			              0644);
-			if (fd < 0)
-				return errmsg_fail(-errno, err, errlen, "%s: cannot create: %s",
-				                   paths[i], strerror(errno));
-			created[i] = true;
-			if (ftruncate(fd, (off_t)opts->member_file_bytes) < 0) {
-				rc = -errno;
-				close(fd);
-				return errmsg_fail(rc, err, errlen, "%s: cannot size to %" PRIu64
-				                   " bytes: %s", paths[i], opts->member_file_bytes,
-				                   strerror(-rc));
-			}
-			close(fd);
-			rc = member_open(&members[i], paths[i], false, err, errlen);
-		}
 		if (rc < 0)
 			return rc;
 		for (int j = 0; j < i; j++)
-			if (members[j].st_dev == members[i].st_dev &&
+			if (!to_create[j] && members[j].st_dev == members[i].st_dev &&
 			    members[j].st_ino == members[i].st_ino)
 				return errmsg_fail(-EINVAL, err, errlen,
 				                   "%s and %s are the same member given twice",
 				                   paths[j], paths[i]);
 	}
+	for (int i = 0; i < nr_paths; i++) {
+		if (to_create[i])
+			continue;
+		int rc = member_claim(&members[i], true, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
 }
 
-static int create_check_members(struct member *members, const bool *created, int nr_paths,
-                                const struct array_create_opts *opts, uint64_t *member_bytes,
-                                char *err, size_t errlen)
+static int create_make_new(struct member *members, bool *created, const bool *to_create,
+                           const char *const *paths, int nr_paths,
+                           const struct array_create_opts *opts, char *err, size_t errlen)
+{
+	for (int i = 0; i < nr_paths; i++) {
+		if (!to_create[i])
+			continue;
+		int fd = open(paths[i], O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return errmsg_fail(-errno, err, errlen, "%s: cannot create: %s", paths[i],
+			                   strerror(errno));
+		created[i] = true;
+		if (ftruncate(fd, (off_t)opts->member_file_bytes) < 0) {
+			int rc = -errno;
+			close(fd);
+			return errmsg_fail(rc, err, errlen,
+			                   "%s: cannot size to %" PRIu64 " bytes: %s", paths[i],
+			                   opts->member_file_bytes, strerror(-rc));
+		}
+		close(fd);
+		int rc = member_open(&members[i], paths[i], false, err, errlen);
+		if (rc == 0)
+			rc = member_claim(&members[i], true, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Sizes of every member, and no md superblock on existing ones unless
+ * --force. New members have exactly --size bytes. */
+static int create_check_members(struct member *members, const bool *to_create, int nr_paths,
+                                const char *const *paths, const struct array_create_opts *opts,
+                                uint64_t *member_bytes, char *err, size_t errlen)
 {
 	const uint64_t min_bytes = CREATE_DATA_OFFSET_SECTORS * SECTOR_BYTES + 64 * 1024;
 
 	for (int i = 0; i < nr_paths; i++) {
 		struct member *m = &members[i];
-		uint64_t bytes = m->file_bytes;
-		if (opts->member_file_bytes) {
+		uint64_t bytes = to_create[i] ? opts->member_file_bytes : m->file_bytes;
+		if (!to_create[i] && opts->member_file_bytes) {
 			if (bytes < opts->member_file_bytes)
 				return errmsg_fail(-EINVAL, err, errlen,
 				                   "%s is %" PRIu64 " bytes, smaller than --size %" PRIu64,
-				                   m->path, bytes, opts->member_file_bytes);
+				                   paths[i], bytes, opts->member_file_bytes);
 			bytes = opts->member_file_bytes;
 		}
 		if (bytes < min_bytes)
 			return errmsg_fail(-EINVAL, err, errlen,
 			                   "%s is too small: %" PRIu64 " bytes, a member needs at least "
 			                   "%" PRIu64 " (1 MiB of metadata space plus data)",
-			                   m->path, bytes, min_bytes);
+			                   paths[i], bytes, min_bytes);
 		member_bytes[i] = bytes;
-		if (!created[i] && !opts->force && member_super_load(m, NULL, 0) == 0) {
+		if (!to_create[i] && !opts->force && member_super_load(m, NULL, 0) == 0) {
 			char uuid[36];
 			md_uuid_format(m->sb.set_uuid, uuid);
 			return errmsg_fail(-EEXIST, err, errlen,
@@ -182,7 +207,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 {
 	const struct raid_level_ops *ops = raid_level_find(opts->level);
 	struct member *members = NULL;
-	bool *created = NULL;
+	bool *created = NULL, *to_create = NULL;
 	uint64_t member_bytes[RAID_MAX_MEMBERS];
 	struct md_super sb;
 	struct raid_geometry geo;
@@ -194,15 +219,17 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		return rc;
 	members = calloc((size_t)nr_paths, sizeof(*members));
 	created = calloc((size_t)nr_paths, sizeof(*created));
-	if (!members || !created) {
+	to_create = calloc((size_t)nr_paths, sizeof(*to_create));
+	if (!members || !created || !to_create) {
 		rc = errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 		goto out;
 	}
 	for (int i = 0; i < nr_paths; i++)
 		members[i].fd = -1;
-	rc = create_open_members(members, created, paths, nr_paths, opts, err, errlen);
+	rc = create_open_existing(members, to_create, paths, nr_paths, opts, err, errlen);
 	if (rc == 0)
-		rc = create_check_members(members, created, nr_paths, opts, member_bytes, err, errlen);
+		rc = create_check_members(members, to_create, nr_paths, paths, opts, member_bytes,
+		                          err, errlen);
 	if (rc < 0)
 		goto out;
 
@@ -251,6 +278,9 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		goto out;
 	ops->geometry_free(priv);
 	sb.size = geo.dev_bytes / SECTOR_BYTES;
+	rc = create_make_new(members, created, to_create, paths, nr_paths, opts, err, errlen);
+	if (rc < 0)
+		goto out;
 
 	for (int i = 0; i < nr_paths; i++) {
 		struct member *m = &members[i];
@@ -282,5 +312,6 @@ out:
 	}
 	free(members);
 	free(created);
+	free(to_create);
 	return rc;
 }

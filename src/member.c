@@ -11,6 +11,7 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +67,18 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 	m->st_ino = st.st_ino;
 	m->st_rdev = st.st_rdev;
 	return 0;
+}
+
+int member_claim(struct member *m, bool exclusive, char *err, size_t errlen)
+{
+	if (flock(m->fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return errmsg_fail(-EBUSY, err, errlen,
+		                   "%s is in use by another raidfuse (mounted or being created); "
+		                   "unmount it first",
+		                   m->path);
+	return errmsg_fail(-errno, err, errlen, "%s: cannot lock: %s", m->path, strerror(errno));
 }
 
 void member_close(struct member *m)

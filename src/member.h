@@ -38,6 +38,11 @@ struct member {
 int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen);
 void member_close(struct member *m);
 
+/* Claim the member for this process: exclusively to write, shared to only
+ * read (flock, so the claim follows the descriptor into a forked daemon).
+ * Another raidfuse using it makes this fail with -EBUSY, described in err. */
+int member_claim(struct member *m, bool exclusive, char *err, size_t errlen);
+
 /* Read and decode the v1.2 superblock at 4 KiB into m->sb; sets
  * data_offset_bytes. Returns 0 or -errno with err naming the member and
  * the field that is wrong. Checks that the member is long enough for its

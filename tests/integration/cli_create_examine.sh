@@ -2,8 +2,11 @@
 # cli_create_examine.sh - arrays made by 'raidfuse create' are md 1.2 arrays
 # as mdadm sees them, and 'raidfuse examine' reports the same superblocks.
 #
-# For every level (linear, 0, 1, 10, 5 in each of its four layouts, 6) and
-# chunk sizes 4K, 64K and 1M it creates member files, then checks on every
+# For every level (linear, 0, 1, 10 in layouts n2 f2 o2 n3, 5 in each of its
+# four rotating layouts and parity-last, 6 in several layouts) and chunk
+# sizes 4K, 64K and 1M, plus the short layout names (la, rs, ra), the
+# parity-first/-last and RAID6 "-6" layouts and a bare chunk number (KiB),
+# it creates member files, then checks on every
 # member, through 'mdadm --examine': Raid Level, Layout (raid5/6/10), Chunk
 # Size (chunked levels), Raid Devices, Device Role (Active device i for
 # member i), Array UUID (one for all members, the one 'raidfuse examine'
@@ -21,24 +24,34 @@ require_cmd mdadm
 MB=$((1024 * 1024))
 MEMBER_SIZE=12M # 1 MiB data offset + room for several 1 MiB chunks
 
-# ex_field FILE FIELD: the value of "FIELD : value" in an examine listing
-# (mdadm and raidfuse indent differently, so leading blanks are ignored).
-ex_field() {
-	sed -n "s/^[[:space:]]*$2 : //p" "$1" | head -n 1
+# parse_ex FILE ARRAY: load an examine listing ("Field : value" lines; mdadm
+# and raidfuse indent differently) into the associative array ARRAY, first
+# occurrence of each field, so the checks below need no subprocesses.
+declare -A MD RF
+parse_ex() {
+	local -n _a=$2
+	local line re='^[[:space:]]*([A-Za-z][A-Za-z ]*[A-Za-z]) : (.*)$'
+	_a=()
+	while IFS= read -r line; do
+		if [[ $line =~ $re ]] && [ -z "${_a[${BASH_REMATCH[1]}]+x}" ]; then
+			_a[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+		fi
+	done <"$1"
 }
 
-# expect FILE FIELD WANT WHAT: fail unless FIELD in FILE is exactly WANT.
+# expect ARRAY FIELD WANT WHAT: fail unless FIELD is exactly WANT.
 expect() {
-	local got
-	got=$(ex_field "$1" "$2")
+	local -n _e=$1
+	local got=${_e[$2]-}
 	[ "$got" = "$3" ] || fail "$4: '$2' is '$got', expected '$3'"
 }
 
-# chunk_text 64K -> the "Chunk Size" mdadm prints (in KiB: 1M -> 1024K)
+# chunk_kib 64K -> 64, 1M -> 1024, 64 -> 64 (mdadm prints "Chunk Size : 1024K")
 chunk_kib() {
 	case $1 in
 	*K) echo "${1%K}" ;;
 	*M) echo $((${1%M} * 1024)) ;;
+	*) echo "$1" ;; # a bare number is KiB, as in mdadm
 	esac
 }
 
@@ -47,7 +60,7 @@ chunk_kib() {
 check_array() {
 	local level=$1 n=$2 chunk=$3 layout=$4 name=$5
 	local tag="level=$level n=$n chunk=$chunk layout=${layout:-default}"
-	local dir="$WORK/a" i m uuid="" rf_uuid args=()
+	local dir="$WORK/a" i m uuid="" args=()
 
 	rm -rf "$dir" && mkdir -p "$dir" || fail "cannot make $dir"
 	local members=()
@@ -60,56 +73,76 @@ check_array() {
 		fail "$tag: raidfuse create failed: $(cat "$dir/create.out")"
 
 	# What mdadm should report for this array.
-	local want_level want_layout="" chunked=1 data_disks
+	# Array Size = per-member data x data_disks / copies (mdadm's own
+	# formula in --examine, from the superblock's size field).
+	local want_level want_layout="" chunked=1 data_disks copies=1
 	case $level in
 	linear) want_level=linear chunked=0 data_disks=$n ;;
 	0) want_level=raid0 data_disks=$n ;;
 	1) want_level=raid1 chunked=0 data_disks=1 ;;
-	10) want_level=raid10 want_layout=near=2 data_disks=$((n / 2)) ;;
-	5) want_level=raid5 want_layout=${layout:-left-symmetric} data_disks=$((n - 1)) ;;
-	6) want_level=raid6 want_layout=${layout:-left-symmetric} data_disks=$((n - 2)) ;;
+	10)
+		want_level=raid10 data_disks=$n
+		case ${layout:-n2} in
+		n2) want_layout=near=2 copies=2 ;;
+		n3) want_layout=near=3 copies=3 ;;
+		f2) want_layout=far=2 copies=2 ;;
+		o2) want_layout=offset=2 copies=2 ;;
+		*) fail "test bug: no expectation for raid10 layout $layout" ;;
+		esac
+		;;
+	5 | 6)
+		want_level=raid$level data_disks=$((level == 5 ? n - 1 : n - 2))
+		case ${layout:-ls} in
+		ls) want_layout=left-symmetric ;;
+		la) want_layout=left-asymmetric ;;
+		rs) want_layout=right-symmetric ;;
+		ra) want_layout=right-asymmetric ;;
+		*) want_layout=$layout ;;
+		esac
+		;;
 	esac
 	local ckib
 	ckib=$(chunk_kib "$chunk")
 
 	for ((i = 0; i < n; i++)); do
 		m=${members[i]}
-		local md="$dir/md$i" rf="$dir/rf$i" t="$tag member $i"
+		local t="$tag member $i"
 		[ "$(stat -c %s "$m")" = $((12 * MB)) ] || fail "$t: member is $(stat -c %s "$m") bytes, not $MEMBER_SIZE"
-		mdadm --examine "$m" >"$md" 2>&1 || fail "$t: mdadm --examine failed: $(cat "$md")"
-		"$RAIDFUSE" examine "$m" >"$rf" 2>&1 || fail "$t: raidfuse examine failed: $(cat "$rf")"
+		mdadm --examine "$m" >"$dir/md" 2>&1 || fail "$t: mdadm --examine failed: $(cat "$dir/md")"
+		"$RAIDFUSE" examine "$m" >"$dir/rf" 2>&1 || fail "$t: raidfuse examine failed: $(cat "$dir/rf")"
+		parse_ex "$dir/md" MD
+		parse_ex "$dir/rf" RF
 
-		expect "$md" Version 1.2 "$t (mdadm)"
-		expect "$md" "Raid Level" "$want_level" "$t (mdadm)"
-		expect "$md" "Raid Devices" "$n" "$t (mdadm)"
-		expect "$md" "Device Role" "Active device $i" "$t (mdadm)"
-		expect "$md" State clean "$t (mdadm)"
+		expect MD Magic a92b4efc "$t (mdadm)"
+		expect MD Version 1.2 "$t (mdadm)"
+		expect MD "Raid Level" "$want_level" "$t (mdadm)"
+		expect MD "Raid Devices" "$n" "$t (mdadm)"
+		expect MD "Device Role" "Active device $i" "$t (mdadm)"
+		expect MD State clean "$t (mdadm)"
 		# No bitmap, no journal, no reshape. raid0 may carry
 		# MD_FEATURE_RAID0_LAYOUT (0x1000) with an explicit layout.
 		if [ "$level" = 0 ]; then
-			case $(ex_field "$md" "Feature Map") in
+			case ${MD[Feature Map]-} in
 			0x0 | 0x1000) ;;
-			*) fail "$t: mdadm Feature Map '$(ex_field "$md" "Feature Map")', expected 0x0 (or 0x1000 for raid0)" ;;
+			*) fail "$t: mdadm Feature Map '${MD[Feature Map]-}', expected 0x0 (or 0x1000 for raid0)" ;;
 			esac
 		else
-			expect "$md" "Feature Map" 0x0 "$t (mdadm)"
+			expect MD "Feature Map" 0x0 "$t (mdadm)"
 		fi
-		[ -n "$want_layout" ] && expect "$md" Layout "$want_layout" "$t (mdadm)"
-		[ "$chunked" = 1 ] && expect "$md" "Chunk Size" "${ckib}K" "$t (mdadm)"
-		ex_field "$md" Checksum | grep -Eq '^[0-9a-f]{8} - correct$' ||
-			fail "$t: mdadm says checksum '$(ex_field "$md" Checksum)'"
-		ex_field "$md" "Array State" | grep -Eq "^A{$n} " ||
-			fail "$t: mdadm Array State '$(ex_field "$md" "Array State")' is not all active"
-		if [ -n "$name" ]; then
-			# mdadm may append "(local to host X)".
-			[ "$(ex_field "$md" Name | cut -d' ' -f1)" = "$name" ] ||
-				fail "$t: mdadm Name '$(ex_field "$md" Name)', expected '$name'"
-		fi
+		[ -n "$want_layout" ] && expect MD Layout "$want_layout" "$t (mdadm)"
+		[ "$chunked" = 1 ] && expect MD "Chunk Size" "${ckib}K" "$t (mdadm)"
+		[[ ${MD[Checksum]-} =~ ^[0-9a-f]{1,8}\ -\ correct$ ]] ||
+			fail "$t: mdadm says checksum '${MD[Checksum]-}'"
+		[[ ${MD[Array State]-} =~ ^A{$n}\  ]] ||
+			fail "$t: mdadm Array State '${MD[Array State]-}' is not $n active members"
+		# mdadm may append "(local to host X)".
+		local nm=${MD[Name]-}
+		[ -z "$name" ] || [ "${nm%% *}" = "$name" ] ||
+			fail "$t: mdadm Name '${MD[Name]-}', expected '$name'"
 
 		# One Array UUID across the members.
-		local u
-		u=$(ex_field "$md" "Array UUID")
-		echo "$u" | grep -Eq '^[0-9a-f]{8}(:[0-9a-f]{8}){3}$' || fail "$t: bad Array UUID '$u'"
+		local u=${MD[Array UUID]-}
+		[[ $u =~ ^[0-9a-f]{8}(:[0-9a-f]{8}){3}$ ]] || fail "$t: bad Array UUID '$u'"
 		if [ -z "$uuid" ]; then uuid=$u; else
 			[ "$u" = "$uuid" ] || fail "$t: Array UUID $u differs from member 0's $uuid"
 		fi
@@ -117,42 +150,66 @@ check_array() {
 		# Capacity: Array Size = data disks x per-member data, in KiB. mdadm
 		# prints no Array Size for linear and raid0 (md keeps no size there).
 		local dev_sect array_kib want_kib
-		dev_sect=$(ex_field "$md" "Used Dev Size" | cut -d' ' -f1)
-		[ -n "$dev_sect" ] && [ "$dev_sect" != 0 ] ||
-			dev_sect=$(ex_field "$md" "Avail Dev Size" | cut -d' ' -f1)
+		dev_sect=${MD[Used Dev Size]-}
+		dev_sect=${dev_sect%% *}
+		if [ -z "$dev_sect" ] || [ "$dev_sect" = 0 ]; then
+			dev_sect=${MD[Avail Dev Size]-}
+			dev_sect=${dev_sect%% *}
+		fi
 		[ "${dev_sect:-0}" -gt 0 ] || fail "$t: mdadm shows no device size"
 		if [ "$chunked" = 1 ]; then
 			dev_sect=$((dev_sect / (ckib * 2) * (ckib * 2)))
 		fi
-		want_kib=$((dev_sect / 2 * data_disks))
+		want_kib=$((dev_sect * 512 * data_disks / copies / 1024))
 		[ "$want_kib" -gt 0 ] || fail "$t: no whole chunk fits in a member"
-		array_kib=$(ex_field "$md" "Array Size" | cut -d' ' -f1)
+		array_kib=${MD[Array Size]-}
+		array_kib=${array_kib%% *}
 		case $level in
 		linear | 0) [ -z "$array_kib" ] || [ "$array_kib" = "$want_kib" ] ||
 			fail "$t: Array Size $array_kib KiB, expected $want_kib KiB" ;;
 		*) [ "$array_kib" = "$want_kib" ] ||
-			fail "$t: Array Size '$array_kib' KiB, expected $want_kib KiB ($data_disks x $((dev_sect / 2)) KiB)" ;;
+			fail "$t: Array Size '$array_kib' KiB, expected $want_kib KiB ($data_disks x $((dev_sect / 2)) KiB / $copies)" ;;
 		esac
 
 		# raidfuse examine reports the same superblock, field by field.
 		local f
 		for f in Magic Version "Feature Map" "Array UUID" "Device UUID" "Raid Level" \
-			"Raid Devices" "Data Offset" "Super Offset" State Checksum Events \
+			"Raid Devices" "Data Offset" "Super Offset" State Events \
 			"Device Role"; do
-			[ "$(ex_field "$rf" "$f")" = "$(ex_field "$md" "$f")" ] ||
-				fail "$t: raidfuse examine '$f' is '$(ex_field "$rf" "$f")', mdadm says '$(ex_field "$md" "$f")'"
+			[ "${RF[$f]-}" = "${MD[$f]-}" ] ||
+				fail "$t: raidfuse examine '$f' is '${RF[$f]-}', mdadm says '${MD[$f]-}'"
 		done
+		# The checksum as a number: mdadm prints it without leading zeros.
+		local c_rf=${RF[Checksum]-} c_md=${MD[Checksum]-}
+		c_md=${c_md%% *}
+		[[ $c_rf =~ ^[0-9a-f]{1,8}\ -\ correct$ ]] || fail "$t: raidfuse examine says checksum '$c_rf'"
+		[ $((16#${c_rf%% *})) = $((16#$c_md)) ] ||
+			fail "$t: raidfuse examine checksum '$c_rf', mdadm '$c_md'"
 		# These mdadm decorates with extra words after the first one.
 		for f in Name "Array Size" "Avail Dev Size" "Array State"; do
-			[ "$(ex_field "$rf" "$f" | cut -d' ' -f1)" = "$(ex_field "$md" "$f" | cut -d' ' -f1)" ] ||
-				fail "$t: raidfuse examine '$f' is '$(ex_field "$rf" "$f")', mdadm says '$(ex_field "$md" "$f")'"
+			[ "$level/$f" = "10/Array Size" ] && continue
+			local x=${RF[$f]-} y=${MD[$f]-}
+			[ "${x%% *}" = "${y%% *}" ] ||
+				fail "$t: raidfuse examine '$f' is '${RF[$f]-}', mdadm says '${MD[$f]-}'"
 		done
-		[ -n "$want_layout" ] && expect "$rf" Layout "$want_layout" "$t (raidfuse examine)"
-		[ "$chunked" = 1 ] && expect "$rf" "Chunk Size" "${ckib}K" "$t (raidfuse examine)"
-		expect "$rf" "Raid Level" "$want_level" "$t (raidfuse examine)"
-		expect "$rf" "Device Role" "Active device $i" "$t (raidfuse examine)"
-		rf_uuid=$(ex_field "$rf" "Array UUID")
-		[ "$rf_uuid" = "$uuid" ] || fail "$t: raidfuse examine Array UUID $rf_uuid, mdadm $uuid"
+		# For RAID10 mdadm --examine prints size x members / copies, which
+		# need not be whole chunks; raidfuse prints what md's raid10_size()
+		# gives: (chunks per member / far copies) x members / near copies.
+		if [ "$level" = 10 ]; then
+			local nc=1 fc=1 rf_kib
+			case ${layout:-n2} in
+			n*) nc=$copies ;;
+			*) fc=$copies ;;
+			esac
+			rf_kib=${RF[Array Size]-}
+			rf_kib=${rf_kib%% *}
+			want_kib=$((dev_sect / (ckib * 2) / fc * n / nc * ckib))
+			[ "$rf_kib" = "$want_kib" ] ||
+				fail "$t: raidfuse examine Array Size '$rf_kib' KiB, md's raid10_size gives $want_kib KiB"
+		fi
+		[ -n "$want_layout" ] && expect RF Layout "$want_layout" "$t (raidfuse examine)"
+		[ "$chunked" = 1 ] && expect RF "Chunk Size" "${ckib}K" "$t (raidfuse examine)"
+		[ "${RF[Array UUID]-}" = "$uuid" ] || fail "$t: raidfuse examine Array UUID '${RF[Array UUID]-}', mdadm $uuid"
 	done
 
 	# Examining all members at once: one section per member, exit 0.
@@ -166,19 +223,39 @@ check_array() {
 
 # --- every level, layout and chunk size -------------------------------------
 count=0
+# check LEVEL N LAYOUT NAME: one array in the current chunk size.
+check() {
+	check_array "$1" "$2" "$chunk" "$3" "$4"
+	count=$((count + 1))
+}
 for chunk in 4K 64K 1M; do
-	check_array linear 3 "$chunk" "" ""
-	check_array 0 3 "$chunk" "" "stripes"
-	check_array 1 2 "$chunk" "" ""
-	check_array 10 4 "$chunk" "" ""
-	check_array 10 4 "$chunk" n2 "" # the explicit name of the default
-	for layout in left-symmetric left-asymmetric right-symmetric right-asymmetric; do
-		check_array 5 4 "$chunk" "$layout" "r5-$layout"
+	check linear 3 "" ""
+	check 0 3 "" "stripes"
+	check 1 2 "" ""
+	check 1 3 "" ""
+	check 10 4 "" ""
+	for layout in n2 f2 o2 n3; do
+		check 10 4 "$layout" "r10-$layout"
 	done
-	check_array 5 3 "$chunk" "" ""
-	check_array 6 5 "$chunk" "" "r6"
-	check_array 6 4 "$chunk" right-asymmetric ""
-	count=$((count + 11))
+	check 10 3 n2 "" # odd member count: copies wrap around the row
+	for layout in left-symmetric left-asymmetric right-symmetric right-asymmetric; do
+		check 5 4 "$layout" "r5-$layout"
+	done
+	check 5 3 "" ""
+	check 5 5 parity-last ""
+	check 6 5 "" "r6"
+	check 6 4 right-asymmetric ""
+	check 6 6 left-asymmetric-6 ""
+done
+# The short layout names, a bare chunk number (KiB, as in mdadm), more.
+chunk=64
+check 5 4 la ""
+check 5 4 rs ""
+check 5 4 ra ""
+check 5 4 parity-first ""
+for layout in left-symmetric right-symmetric parity-first parity-last left-symmetric-6 \
+	right-symmetric-6 right-asymmetric-6 parity-first-6; do
+	check 6 5 "$layout" ""
 done
 log "$count arrays checked with mdadm --examine and raidfuse examine"
 
@@ -228,6 +305,29 @@ u2=$(mdadm --examine "$d/a" | sed -n 's/^ *Array UUID : //p')
 u3=$(mdadm --examine "$d/c" | sed -n 's/^ *Array UUID : //p')
 lvl=$(mdadm --examine "$d/c" | sed -n 's/^ *Raid Level : //p')
 [ "$u3" != "$u1" ] && [ "$lvl" = raid1 ] || fail "create --force did not write a new raid1 array (uuid $u3, level $lvl)"
+# A refused create writes nothing: two good members and a directory.
+rm -rf "$d" && mkdir -p "$d/dir"
+head -c 8388608 /dev/urandom >"$d/a"
+head -c 8388608 /dev/urandom >"$d/b"
+sums=$(cd "$d" && sha256sum a b)
+rc=0
+"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64K "$d/a" "$d/b" "$d/dir" >/dev/null 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "create with a directory as a member succeeded"
+(cd "$d" && echo "$sums" | sha256sum --quiet -c) >/dev/null 2>&1 ||
+	fail "a refused create (one member a directory) modified the other members"
+
+# create zeroes the data areas of existing members (so parity is consistent
+# from the start): fill three members with random data first.
+head -c 8388608 /dev/urandom >"$d/c"
+"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64K "$d/a" "$d/b" "$d/c" >/dev/null 2>&1 ||
+	fail "create over members full of random data failed"
+for m in a b c; do
+	[ "$(stat -c %s "$d/$m")" = 8388608 ] || fail "create changed the size of existing member $m"
+	off=$(mdadm --examine "$d/$m" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
+	[ -n "$off" ] || fail "no Data Offset for member $m"
+	cmp -s <(tail -c +$((off * 512 + 1)) "$d/$m") <(head -c $((8388608 - off * 512)) /dev/zero) ||
+		fail "create left non-zero bytes in the data area of member $m"
+done
 log "exit codes and refusals ok"
 
 # --- valgrind: no leaks, no errors ------------------------------------------

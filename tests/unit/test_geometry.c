@@ -79,6 +79,8 @@ static void init_refused(const struct raid_level_ops *ops, struct raid_geometry 
 	void *priv = (void *)&priv;
 	int rc = ops->geometry_init(geo, &priv, err, sizeof(err));
 
+	if (rc == 0)
+		ops->geometry_free(priv);
 	cr_assert_eq(rc, -EINVAL, "%s (%s): geometry_init returned %d, expected -EINVAL",
 	             ops->name, what, rc);
 	cr_assert(err[0] != '\0', "%s (%s): refusal without a message", ops->name, what);

@@ -1,0 +1,293 @@
+#!/bin/bash
+# refusals.sh - bad input is refused with a clear message and changes nothing.
+#
+# Every attempt below must exit non-zero (not by a signal), print a message
+# naming what is wrong (and the member at fault), mount nothing, and leave
+# every member file byte for byte as it was - and, for create, create no
+# file. All member files live under $ARR; "nothing changed" compares, before
+# and after each attempt, the sha256 of each file named in the command and
+# the name, size, inode, mtime and ctime of every file under $ARR.
+# Finally, volume.img of a mounted array cannot change size.
+. "$(dirname "$0")/lib.sh"
+
+require_fuse
+require_cmd sha256sum truncate dd mdadm
+
+T0=$SECONDS
+ARR=$WORK/arr
+MNT=$WORK/mnt
+mkdir -p "$ARR" "$MNT"
+track_mount "$MNT"
+NCHECKS=0
+ok() {
+	NCHECKS=$((NCHECKS + 1))
+	log "ok: $*"
+}
+
+# The state of the member files an attempt could touch: the sha256 of every
+# file named on its command line, and for every file under $ARR its name,
+# size, inode, mtime and ctime (so a new, removed or rewritten file shows).
+state_of_members() {
+	local a
+	for a in "$@"; do
+		[ -f "$a" ] && ! [ -L "$a" ] && sha256sum "$a"
+	done
+	find "$ARR" ! -type d -printf '%P %y %s %i %T@ %C@\n' | sort
+}
+
+any_raidfuse_mount() { grep -F " $WORK/" /proc/mounts | grep -q fuse; }
+
+# refuse LABEL CMD...: CMD must fail with a message containing every string
+# in EXPECT (case-insensitive) and change no file under $ARR.
+EXPECT=()
+refuse() {
+	local label=$1 before after rc s
+	shift
+	before=$(state_of_members "$@")
+	"$@" >"$WORK/out" 2>&1 && rc=0 || rc=$?
+	after=$(state_of_members "$@")
+	if any_raidfuse_mount; then
+		grep -F " $WORK/" /proc/mounts | while read -r _ mp _; do "$RAIDFUSE" umount "$mp"; done
+		fail "$label: '$*' mounted something but must be refused"
+	fi
+	[ $rc != 0 ] || fail "$label: '$*' exited 0 but must be refused: $(cat "$WORK/out")"
+	[ $rc -lt 126 ] || fail "$label: '$*' exited $rc (crash or signal): $(cat "$WORK/out")"
+	for s in "${EXPECT[@]}"; do
+		grep -qiF -- "$s" "$WORK/out" ||
+			fail "$label: the message does not mention '$s': $(cat "$WORK/out")"
+	done
+	[ "$before" = "$after" ] || fail "$label: a refused '$1' changed member files:
+$(diff <(echo "$before") <(echo "$after"))"
+	ok "$label: exit $rc, nothing changed: $(grep -v '^Usage' "$WORK/out" | head -n1)"
+	EXPECT=()
+}
+
+# create_array DIR NAME LEVEL N: members DIR/NAME0.img ... (4 MiB each).
+create_array() {
+	local dir=$1 name=$2 level=$3 n=$4 r m=()
+	mkdir -p "$dir"
+	for ((r = 0; r < n; r++)); do m+=("$dir/$name$r.img"); done
+	"$RAIDFUSE" create --level "$level" --raid-devices "$n" --chunk 64K --size 4M \
+		--name "$name" "${m[@]}" >"$WORK/out" 2>&1 ||
+		fail "create of $name failed: $(cat "$WORK/out")"
+}
+
+# copy_array SRC DST: another copy of the same array (same UUID).
+copy_array() {
+	mkdir -p "$2"
+	cp "$1"/*.img "$2"/ || fail "cannot copy $1"
+}
+
+# poke FILE OFFSET HEXBYTES: overwrite bytes of FILE at OFFSET.
+poke() {
+	local hex=$3 esc=""
+	while [ -n "$hex" ]; do esc+="\\x${hex:0:2}"; hex=${hex:2}; done
+	printf '%b' "$esc" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none || fail "cannot modify $1"
+}
+byte_at() { od -An -tx1 -j "$2" -N1 "$1" | tr -d ' \n'; }
+
+A=$ARR/a B=$ARR/b
+create_array "$A" a 5 3
+create_array "$B" b 5 3
+mkdir -p "$ARR/plain"
+head -c $((4 * 1048576)) /dev/urandom >"$ARR/plain/p0.img"
+head -c $((4 * 1048576)) /dev/urandom >"$ARR/plain/p1.img"
+
+# Positive control: array a mounts as given (so each refusal below is due
+# to the one thing changed).
+rf_mount "$A/a0.img" "$A/a1.img" "$A/a2.img" "$MNT"
+rf_umount "$MNT"
+ok "control: array a mounts with its three members"
+
+# ---- mount: members that do not belong together ----------------------
+EXPECT=("different arrays" "b2.img")
+refuse "members of different arrays (a0 a1 b2)" \
+	"$RAIDFUSE" mount "$A/a0.img" "$A/a1.img" "$B/b2.img" "$MNT"
+EXPECT=("different arrays")
+refuse "members of different arrays (b0 first), --run" \
+	"$RAIDFUSE" mount --run "$B/b0.img" "$A/a1.img" "$A/a2.img" "$MNT"
+
+# ---- mount: damaged superblocks ----------------------------------------
+C=$ARR/c
+copy_array "$A" "$C"
+for f in a0 a1 a2; do mv "$C/$f.img" "$C/c${f#a}.img"; done
+old=$(byte_at "$C/c1.img" $((4096 + 100)))
+poke "$C/c1.img" $((4096 + 100)) "$(printf '%02x' $((0x$old ^ 0x5a)))"
+EXPECT=("checksum" "c1.img")
+refuse "superblock byte 100 flipped (checksum)" \
+	"$RAIDFUSE" mount "$C/c0.img" "$C/c1.img" "$C/c2.img" "$MNT"
+EXPECT=("checksum" "c1.img")
+refuse "superblock byte 100 flipped, read-only" \
+	"$RAIDFUSE" mount -r "$C/c2.img" "$C/c1.img" "$C/c0.img" "$MNT"
+
+D=$ARR/d
+copy_array "$A" "$D"
+for f in a0 a1 a2; do mv "$D/$f.img" "$D/d${f#a}.img"; done
+poke "$D/d2.img" 4096 00000000
+EXPECT=("magic" "d2.img")
+refuse "superblock magic zeroed" \
+	"$RAIDFUSE" mount "$D/d0.img" "$D/d1.img" "$D/d2.img" "$MNT"
+
+EXPECT=("magic" "p0.img")
+refuse "a file that is no md member at all" \
+	"$RAIDFUSE" mount "$A/a0.img" "$A/a1.img" "$ARR/plain/p0.img" "$MNT"
+
+E=$ARR/e
+copy_array "$A" "$E"
+for f in a0 a1 a2; do mv "$E/$f.img" "$E/e${f#a}.img"; done
+doff=$(mdadm --examine "$E/e1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
+dsize=$(mdadm --examine "$E/e1.img" | sed -n 's/^ *Avail Dev Size : \([0-9]*\) sectors.*/\1/p')
+[ -n "$doff" ] && [ -n "$dsize" ] || fail "mdadm --examine shows no Data Offset / Avail Dev Size"
+truncate -s $(((doff + dsize) * 512 - 65536)) "$E/e1.img"
+EXPECT=("truncated" "e1.img")
+refuse "member truncated 64 KiB short of its data area" \
+	"$RAIDFUSE" mount "$E/e0.img" "$E/e1.img" "$E/e2.img" "$MNT"
+EXPECT=("truncated" "e1.img")
+refuse "member truncated, --run --force" \
+	"$RAIDFUSE" mount --run --force "$E/e0.img" "$E/e1.img" "$E/e2.img" "$MNT"
+truncate -s 3000 "$E/e1.img"
+EXPECT=("too small" "e1.img")
+refuse "member truncated to 3000 bytes" \
+	"$RAIDFUSE" mount "$E/e0.img" "$E/e1.img" "$E/e2.img" "$MNT"
+
+# ---- mount: one member named twice -------------------------------------
+mkdir -p "$A/sub"
+EXPECT=("same member given twice")
+refuse "the same path twice" \
+	"$RAIDFUSE" mount --run "$A/a0.img" "$A/a0.img" "$A/a1.img" "$MNT"
+EXPECT=("same member given twice" "sub/../a1.img")
+refuse "the same member via dir/../" \
+	"$RAIDFUSE" mount --run "$A/a0.img" "$A/a1.img" "$A/sub/../a1.img" "$MNT"
+ln "$A/a2.img" "$ARR/a2-hardlink.img"
+EXPECT=("same member given twice" "a2-hardlink.img")
+refuse "the same member via a hard link" \
+	"$RAIDFUSE" mount --run "$A/a0.img" "$A/a2.img" "$ARR/a2-hardlink.img" "$MNT"
+rm "$ARR/a2-hardlink.img"
+ln -s a/a1.img "$ARR/a1-symlink.img"
+EXPECT=("symbolic link" "a1-symlink.img")
+refuse "a member named through a symbolic link" \
+	"$RAIDFUSE" mount --run "$A/a0.img" "$A/a1.img" "$ARR/a1-symlink.img" "$MNT"
+EXPECT=("symbolic link" "a1-symlink.img")
+refuse "a symbolic link instead of a member" \
+	"$RAIDFUSE" mount "$A/a0.img" "$ARR/a1-symlink.img" "$A/a2.img" "$MNT"
+rm "$ARR/a1-symlink.img"
+
+# ---- mount: a member inside the mount point ------------------------------
+IN=$ARR/inside
+create_array "$IN" f 5 3
+EXPECT=("inside the mount point" "f0.img")
+refuse "members inside the mount point" \
+	"$RAIDFUSE" mount "$IN/f0.img" "$IN/f1.img" "$IN/f2.img" "$IN"
+ln -s inside "$ARR/inside-link"
+EXPECT=("inside the mount point")
+refuse "members inside the mount point, reached through a symlinked folder" \
+	"$RAIDFUSE" mount "$ARR/inside-link/f0.img" "$ARR/inside-link/f1.img" \
+	"$ARR/inside-link/f2.img" "$IN"
+EXPECT=("inside the mount point")
+RF_ABS=$RAIDFUSE
+[ -f "$RAIDFUSE" ] && RF_ABS=$(readlink -f "$RAIDFUSE")
+# shellcheck disable=SC2016
+refuse "one member inside the mount point, relative mount point" \
+	bash -c 'cd "$1" && "$2" mount f0.img ../inside/f1.img "$3/f2.img" .' _ "$IN" "$RF_ABS" "$IN"
+rm "$ARR/inside-link"
+
+# ---- mount: other bad names ----------------------------------------------
+EXPECT=("no-such-member.img")
+refuse "a member that does not exist" \
+	"$RAIDFUSE" mount "$A/a0.img" "$A/a1.img" "$ARR/no-such-member.img" "$MNT"
+EXPECT=("not a directory")
+refuse "a mount point that is a file" \
+	"$RAIDFUSE" mount "$A/a0.img" "$A/a1.img" "$A/a2.img" "$ARR/plain/p1.img"
+
+# ---- create --------------------------------------------------------------
+N=$ARR/new # never created by a refused create
+P0=$ARR/plain/p0.img P1=$ARR/plain/p1.img
+EXPECT=("power of two")
+refuse "create --chunk 48K" \
+	"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 48K --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("power of two")
+refuse "create --chunk 3 (3 KiB)" \
+	"$RAIDFUSE" create --level 0 --raid-devices 2 --chunk 3 --size 4M "$N-0" "$P1"
+EXPECT=("outside")
+refuse "create --chunk 2K" \
+	"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 2K --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("outside")
+refuse "create --chunk 2M" \
+	"$RAIDFUSE" create --level 6 --raid-devices 4 --chunk 2M --size 4M "$N-0" "$N-1" "$N-2" "$P0"
+EXPECT=("at least" "raid5")
+refuse "create raid5 with 2 members" \
+	"$RAIDFUSE" create --level 5 --raid-devices 2 --chunk 64K --size 4M "$N-0" "$P0"
+EXPECT=("at least" "raid6")
+refuse "create raid6 with 3 members" \
+	"$RAIDFUSE" create --level 6 --raid-devices 3 --chunk 64K --size 4M "$N-0" "$N-1" "$P1"
+EXPECT=("raid-devices" "4")
+refuse "create --raid-devices 4 with 3 members" \
+	"$RAIDFUSE" create --level 5 --raid-devices 4 --chunk 64K --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("raid-devices")
+refuse "create --raid-devices 2 with 3 members" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("unknown" "7")
+refuse "create --level 7" \
+	"$RAIDFUSE" create --level 7 --raid-devices 3 --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("unknown" "raid4")
+refuse "create --level raid4" \
+	"$RAIDFUSE" create --level raid4 --raid-devices 3 --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("already holds an md superblock" "b1.img" "--force")
+refuse "create over an md member without --force" \
+	"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64K --size 4M "$N-0" "$P0" "$B/b1.img"
+EXPECT=("already holds an md superblock" "a0.img")
+refuse "create raid1 over two md members without --force" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 "$A/a0.img" "$B/b0.img"
+EXPECT=("same member given twice")
+refuse "create with a member named twice" \
+	"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64K --size 4M "$N-0" "$P0" "$ARR/plain/../plain/p0.img"
+ln -s plain/p1.img "$ARR/p1-symlink.img"
+EXPECT=("symbolic link")
+refuse "create through a symbolic link" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$N-0" "$ARR/p1-symlink.img"
+rm "$ARR/p1-symlink.img"
+head -c 1048576 /dev/urandom >"$ARR/plain/small.img"
+EXPECT=("small.img" "smaller than --size")
+refuse "create with a member smaller than --size" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$N-0" "$ARR/plain/small.img"
+EXPECT=("small.img" "too small")
+refuse "create with a member too small for the metadata" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 "$P0" "$ARR/plain/small.img"
+
+# Control: with --force the same create over md members succeeds.
+cp "$B/b1.img" "$WORK/b1-copy.img"
+"$RAIDFUSE" create --force --level 1 --raid-devices 2 "$WORK/b1-copy.img" "$WORK/new-force.img" \
+	--size 4M >"$WORK/out" 2>&1 ||
+	fail "control: create --force over an md member failed: $(cat "$WORK/out")"
+ok "control: create --force over an md member succeeds"
+
+# ---- volume.img cannot change size -----------------------------------------
+rf_mount "$A/a2.img" "$A/a0.img" "$A/a1.img" "$MNT"
+size=$(stat -c %s "$MNT/volume.img")
+truncate -s 1M "$MNT/volume.img" 2>"$WORK/out" &&
+	fail "truncate -s 1M of volume.img succeeded"
+grep -qi "not permitted" "$WORK/out" || fail "truncate -s 1M: not EPERM: $(cat "$WORK/out")"
+[ "$(stat -c %s "$MNT/volume.img")" = "$size" ] || fail "truncate -s 1M changed the size"
+ok "truncate -s 1M of volume.img: $(cat "$WORK/out")"
+truncate -s $((size + 1048576)) "$MNT/volume.img" 2>"$WORK/out" &&
+	fail "growing volume.img by 1 MiB succeeded"
+grep -qi "not permitted" "$WORK/out" || fail "growing volume.img: not EPERM: $(cat "$WORK/out")"
+ok "truncate to size + 1 MiB: $(cat "$WORK/out")"
+truncate -s "$size" "$MNT/volume.img" 2>"$WORK/out" ||
+	fail "truncate of volume.img to its own size $size failed: $(cat "$WORK/out")"
+[ "$(stat -c %s "$MNT/volume.img")" = "$size" ] || fail "truncate to the same size changed it"
+ok "truncate to its current size ($size) succeeds"
+dd if=/dev/zero of="$MNT/volume.img" bs=4096 seek=$((size / 4096)) count=1 conv=notrunc \
+	status=none 2>"$WORK/out" && fail "a write past the end of volume.img succeeded"
+[ "$(stat -c %s "$MNT/volume.img")" = "$size" ] || fail "a write past the end grew volume.img"
+ok "a write past the end fails: $(head -n1 "$WORK/out")"
+rf_umount "$MNT"
+for f in "$A"/a*.img; do
+	[ "$(mdadm --examine "$f" | sed -n 's/^ *State : //p')" = clean ] ||
+		fail "mdadm --examine $f: not clean after the umount"
+done
+ok "array a is clean after the size-change attempts"
+
+log "PASS: $NCHECKS checks in $((SECONDS - T0)) s"
+exit 0

@@ -525,6 +525,23 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
+int array_check(struct raid_array *a, uint64_t *mismatch_sectors)
+{
+	*mismatch_sectors = 0;
+	if (!a->ops->check)
+		return -EOPNOTSUPP;
+	if (array_missing_count(a))
+		return -ENODEV;
+	/* Dirty rows in the cache are newer than the members; write them
+	 * first so the members are compared in a settled state. */
+	if (!a->read_only && a->workers_ready && a->ops->flush) {
+		int rc = a->ops->flush(a);
+		if (rc < 0)
+			return rc;
+	}
+	return a->ops->check(a, mismatch_sectors);
+}
+
 int array_flush(struct raid_array *a)
 {
 	int rc;

@@ -102,6 +102,11 @@ bool array_member_error(struct raid_array *a, int role, int err, bool is_write);
 /* Remember a write error that could not be absorbed, for fsync. */
 void array_note_write_error(struct raid_array *a, int err);
 
+/* Check redundancy against data over the whole array, reading the members
+ * (md's "check"): *mismatch_sectors as md's mismatch_cnt. -EOPNOTSUPP for
+ * levels without redundancy, -ENODEV when a member is missing. */
+int array_check(struct raid_array *a, uint64_t *mismatch_sectors);
+
 /* Count of roles without a serving member. */
 int array_missing_count(const struct raid_array *a);
 

@@ -13,6 +13,7 @@ int cmd_examine(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* Print "raidfuse VERB: message" to stderr. */
 void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

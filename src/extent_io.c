@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array.h"
 #include "extent_io.h"
@@ -117,5 +118,45 @@ int extent_io_resync(struct raid_array *a)
 		off += len;
 	}
 	free(buf);
+	return rc;
+}
+
+int extent_io_check(struct raid_array *a, uint64_t *mismatch_sectors)
+{
+	const size_t page = 4096, step = 256 * 1024;
+	char *first = parity_buf_alloc(step), *other = parity_buf_alloc(step);
+	int rc = 0;
+
+	*mismatch_sectors = 0;
+	if (!first || !other) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t off = 0; off < a->geo.array_bytes && rc == 0;) {
+		struct raid_extent ext;
+		a->ops->map(&a->geo, a->level_priv, off, &ext);
+		size_t len = ext.len_bytes < step ? (size_t)ext.len_bytes : step;
+		if (len > a->geo.array_bytes - off)
+			len = (size_t)(a->geo.array_bytes - off);
+		for (int c = 0; c < ext.nr_copies && rc == 0; c++) {
+			struct member *m = a->slot[ext.copies[c].role];
+			if (!m) {
+				rc = -ENODEV;
+				break;
+			}
+			rc = member_read(m, c ? other : first, len, ext.copies[c].member_off_bytes);
+			if (rc < 0 || c == 0)
+				continue;
+			for (size_t at = 0; at < len; at += page) {
+				size_t n = len - at < page ? len - at : page;
+				if (memcmp(first + at, other + at, n) != 0)
+					*mismatch_sectors += page / SECTOR_BYTES;
+			}
+		}
+		off += len;
+	}
+out:
+	free(first);
+	free(other);
 	return rc;
 }

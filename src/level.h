@@ -93,6 +93,12 @@ struct raid_level_ops {
 	 * (resync after an unclean stop). NULL for levels without redundancy. */
 	int (*resync)(struct raid_array *a);
 
+	/* Compare redundancy with data over the whole array, reading the
+	 * members (not any cache); count mismatched sectors as md's
+	 * mismatch_cnt does (per 4 KiB page: 8). Every member must be
+	 * present. NULL for levels without redundancy. */
+	int (*check)(struct raid_array *a, uint64_t *mismatch_sectors);
+
 	/* Run-time state of the level (the stripe cache of RAID5/6): made at
 	 * assembly, written out by flush (fsync), freed by detach; status
 	 * appends "key: value" lines. All NULL for levels without any. */

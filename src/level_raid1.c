@@ -68,5 +68,6 @@ const struct raid_level_ops raid_level_raid1 = {
 	.can_run = raid1_can_run,
 	.read = extent_io_read,
 	.write = extent_io_write,
+	.check = extent_io_check,
 	.resync = extent_io_resync,
 };

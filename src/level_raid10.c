@@ -209,5 +209,6 @@ const struct raid_level_ops raid_level_raid10 = {
 	.can_run = raid10_can_run,
 	.read = extent_io_read,
 	.write = extent_io_write,
+	.check = extent_io_check,
 	.resync = extent_io_resync,
 };

@@ -17,6 +17,7 @@ static const struct {
 	{ "mount", cmd_mount, "assemble an array and present it as MOUNT/volume.img" },
 	{ "umount", cmd_umount, "flush, mark clean and unmount a mounted array" },
 	{ "status", cmd_status, "print a mounted array's status (mdstat-like)" },
+	{ "verify", cmd_verify, "check parity of an unmounted array, read-only (mismatch_cnt)" },
 };
 
 void cli_error(const char *verb, const char *fmt, ...)

@@ -93,6 +93,23 @@ int stripe_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t 
 	return stripe_cache_write(a, buf, len, off);
 }
 
+int stripe_io_check(struct raid_array *a, uint64_t *mismatch_sectors)
+{
+	uint64_t rows = a->geo.dev_bytes / a->geo.chunk_bytes, bad_columns = 0;
+	struct stripe_row r;
+	int rc = stripe_row_init(&r, a, 0);
+
+	for (uint64_t row = 0; row < rows && rc == 0; row++) {
+		stripe_row_reset(&r, a, row);
+		rc = stripe_row_load_all(a, &r);
+		if (rc == 0)
+			rc = stripe_row_check(a, &r, &bad_columns);
+	}
+	stripe_row_free(&r);
+	*mismatch_sectors = bad_columns * (STRIPE_COLUMN_BYTES / SECTOR_BYTES);
+	return rc;
+}
+
 /* Recompute every row's parity from the data on the members. Runs before
  * the array serves requests, so rows of its own are enough. */
 int stripe_io_resync(struct raid_array *a)

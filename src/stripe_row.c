@@ -529,3 +529,42 @@ int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r)
 			band_io_add(&io, a, r, v.role[s], v.by_slot[s], 0, r->nr_columns, true);
 	return band_io_run(&io, a);
 }
+
+int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_columns)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+	size_t len = (size_t)r->nr_columns * COLUMN;
+	/* stored P, Q, then the computed P, Q */
+	uint8_t *scratch = scratch_get(len * (size_t)nr_parity * 2);
+	struct band_io io = { .nr = 0 };
+	struct band_vec v;
+
+	if (!scratch)
+		return -ENOMEM;
+	band_vec_roles(&v, r, nr_parity);
+	for (int s = nr_data; s < v.nr_slots; s++) {
+		if (!role_present(a, v.role[s]))
+			return -ENODEV;
+		band_io_add(&io, a, r, v.role[s], scratch + (size_t)(s - nr_data) * len, 0,
+		            r->nr_columns, false);
+	}
+	int rc = band_io_run(&io, a);
+	if (rc < 0)
+		return rc;
+	for (int k = 0; k < nr_data; k++)
+		v.by_slot[r->lay.data_qslot[k]] = r->data[k];
+	for (int s = nr_data; s < v.nr_slots; s++)
+		v.by_slot[s] = scratch + (size_t)(nr_parity + s - nr_data) * len;
+	band_gen_parity(&v, nr_data, nr_parity, len);
+	for (uint32_t c = 0; c < r->nr_columns; c++) {
+		size_t at = (size_t)c * COLUMN;
+		for (int p = 0; p < nr_parity; p++) {
+			if (memcmp(scratch + (size_t)p * len + at,
+			           scratch + (size_t)(nr_parity + p) * len + at, COLUMN) != 0) {
+				(*bad_columns)++;
+				break;
+			}
+		}
+	}
+	return 0;
+}

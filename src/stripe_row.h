@@ -61,6 +61,9 @@ int stripe_row_load_all(struct raid_array *a, struct stripe_row *r);
 /* With every column in memory and clean, compute P (and Q) and write
  * only them (resync). */
 int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r);
+/* With every column loaded from the members, read the stored P (and Q)
+ * and count the 4 KiB columns where they differ from what the data gives. */
+int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_columns);
 /* Write every dirty column and its parity to the members. */
 int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_row_stats *stats);
 

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "bitmap.h"
 #include "errmsg.h"
 #include "io_pool.h"
 
@@ -88,6 +89,10 @@ static int array_super_sync(struct raid_array *a, bool clean)
 		if (wrc < 0 && rc == 0)
 			rc = wrc;
 	}
+	/* The bitmap carries the events too; md distrusts an older one. */
+	int brc = bitmap_store(a);
+	if (brc < 0 && rc == 0)
+		rc = brc;
 	return rc;
 }
 
@@ -162,8 +167,13 @@ static void array_free(struct raid_array *a)
 {
 	if (!a)
 		return;
+	if (a->bitmap_daemon_running) {
+		atomic_store(&a->stopping, true);
+		pthread_join(a->bitmap_daemon, NULL);
+	}
 	if (a->workers_ready && a->ops->detach)
 		a->ops->detach(a);
+	bitmap_free(a->bitmap);
 	io_pool_destroy(a->io_pool);
 	for (int i = 0; i < a->nr_members; i++)
 		member_close(&a->members[i]);
@@ -403,6 +413,18 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	rc = a->ops->geometry_init(&a->geo, &a->level_priv, err, errlen);
 	if (rc < 0)
 		goto fail;
+	for (int i = 0; i < a->nr_members; i++)
+		if (&a->members[i].sb == fresh)
+			rc = bitmap_load(a, &a->members[i], err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (a->bitmap && !a->ops->bitmap_capable && !a->read_only) {
+		rc = errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                 "%s arrays with a write-intent bitmap can be mounted --readonly "
+		                 "only",
+		                 a->ops->name);
+		goto fail;
+	}
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
 		uint64_t need = a->geo.dev_bytes;
@@ -420,6 +442,30 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	return 0;
 fail:
 	array_free(a);
+	return rc;
+}
+
+/* After an unclean stop: resync what the bitmap marks, or everything. */
+static int array_resync_dirty(struct raid_array *a)
+{
+	struct write_bitmap *b = a->bitmap;
+	int rc = 0;
+
+	if (!b) {
+		array_log(a, "array was not stopped cleanly: resyncing all of %s before use",
+		          a->ops->name);
+		return a->ops->resync(a, 0, a->geo.dev_bytes);
+	}
+	uint64_t chunk = bitmap_chunk_bytes(b), nr_set = bitmap_count_set(b);
+	array_log(a, "array was not stopped cleanly: resyncing the %" PRIu64 " of %" PRIu64
+	          " regions the write-intent bitmap marks",
+	          nr_set, bitmap_nr_bits(b));
+	for (uint64_t bit = 0; bit < bitmap_nr_bits(b) && rc == 0; bit++)
+		if (bitmap_test(b, bit))
+			rc = a->ops->resync(a, bit * chunk, (bit + 1) * chunk);
+	a->resynced_regions = nr_set;
+	if (rc == 0)
+		rc = bitmap_clear_idle(a, 0);
 	return rc;
 }
 
@@ -449,9 +495,7 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 			array_roles_mark_faulty(a, dev);
 	}
 	if (a->was_dirty && array_missing_count(a) == 0 && a->ops->resync) {
-		array_log(a, "array was not stopped cleanly: resyncing %s before use",
-		          a->ops->name);
-		rc = a->ops->resync(a);
+		rc = array_resync_dirty(a);
 		if (rc < 0)
 			return errmsg_fail(rc, err, errlen,
 			                   "resync after an unclean stop failed: %s", strerror(-rc));
@@ -467,6 +511,22 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 }
 
 /* ---- I/O and stop --------------------------------------------------- */
+
+/* md's bitmap daemon: clear the bits of regions idle for daemon_sleep. */
+static void *array_bitmap_daemon(void *arg)
+{
+	struct raid_array *a = arg;
+	const uint64_t idle_ms = BITMAP_DAEMON_SLEEP_S * 1000u;
+
+	while (!atomic_load(&a->stopping)) {
+		for (int tick = 0; tick < 10 && !atomic_load(&a->stopping); tick++) {
+			struct timespec nap = { 0, 100 * 1000 * 1000 };
+			nanosleep(&nap, NULL);
+		}
+		bitmap_clear_idle(a, idle_ms);
+	}
+	return NULL;
+}
 
 /* Threads (member I/O pool, stripe cache flusher and read-ahead) start
  * with the first request, not at assembly: a daemon forks after assembling
@@ -486,6 +546,9 @@ static int array_workers_ensure(struct raid_array *a)
 		rc = io_pool_create(&a->io_pool, io_threads);
 		if (rc == 0 && a->ops->attach)
 			rc = a->ops->attach(a);
+		if (rc == 0 && a->bitmap && a->started &&
+		    pthread_create(&a->bitmap_daemon, NULL, array_bitmap_daemon, a) == 0)
+			a->bitmap_daemon_running = true;
 		if (rc < 0) {
 			array_log(a, "cannot start the I/O threads or the stripe cache: %s",
 			          strerror(-rc));
@@ -575,6 +638,14 @@ int array_stop(struct raid_array *a)
 		return 0;
 	if (a->started) {
 		rc = array_flush(a);
+		if (rc == 0) {
+			if (a->bitmap_daemon_running) {
+				atomic_store(&a->stopping, true);
+				pthread_join(a->bitmap_daemon, NULL);
+				a->bitmap_daemon_running = false;
+			}
+			rc = bitmap_clear_idle(a, 0);
+		}
 		pthread_mutex_lock(&a->state_lock);
 		/* An array that lost writes is left dirty, so the next assembly
 		 * does not trust its parity. */

@@ -16,6 +16,7 @@
 
 struct io_pool;
 struct stripe_cache;
+struct write_bitmap;
 
 /* Run-time knobs, from mount options. */
 struct array_tuning {
@@ -48,6 +49,7 @@ struct raid_array {
 	bool read_only;
 	bool was_dirty;                          /* not stopped cleanly last time */
 	bool started;                            /* superblocks say active */
+	uint64_t resynced_regions;               /* bitmap regions resynced at start */
 
 	pthread_mutex_t state_lock;              /* slot[], events, superblock writes */
 	struct row_locks row_locks;
@@ -58,6 +60,10 @@ struct raid_array {
 	atomic_bool workers_ready;               /* io_pool and level state running */
 	struct io_pool *io_pool;                 /* parallel member I/O */
 	struct stripe_cache *cache;              /* RAID5/6 only (ops->attach) */
+	struct write_bitmap *bitmap;             /* md internal bitmap, or NULL */
+	pthread_t bitmap_daemon;                 /* clears idle bits */
+	bool bitmap_daemon_running;
+	atomic_bool stopping;
 
 	void (*log)(void *ctx, const char *msg); /* warnings and state changes */
 	void *log_ctx;
@@ -123,6 +129,7 @@ struct array_create_opts {
 	int raid_disks;
 	const char *name;
 	uint64_t member_file_bytes;   /* --size; 0 = use the existing file size */
+	bool no_bitmap;               /* --bitmap none */
 	bool force;                   /* overwrite members that hold md superblocks */
 };
 int array_create(const char *const *paths, int nr_paths, const struct array_create_opts *opts,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "bitmap.h"
 #include "errmsg.h"
 #include "parity.h"
 
@@ -278,6 +279,12 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		goto out;
 	ops->geometry_free(priv);
 	sb.size = geo.dev_bytes / SECTOR_BYTES;
+	uint64_t bitmap_chunk = 0;
+	if (ops->bitmap_capable && !opts->no_bitmap) {
+		sb.feature_map |= MD_FEATURE_BITMAP_OFFSET;
+		sb.bitmap_offset = BITMAP_OFFSET_SECTORS;
+		bitmap_chunk = bitmap_pick_chunk(geo.dev_bytes, geo.chunk_bytes);
+	}
 	rc = create_make_new(members, created, to_create, paths, nr_paths, opts, err, errlen);
 	if (rc < 0)
 		goto out;
@@ -296,6 +303,9 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		rc = random_fill(m->sb.device_uuid, sizeof(m->sb.device_uuid));
 		if (rc == 0)
 			rc = member_super_store(m);
+		if (rc == 0 && bitmap_chunk)
+			rc = bitmap_format_member(m, sb.set_uuid, geo.dev_bytes, bitmap_chunk,
+			                          sb.events);
 		if (rc == 0)
 			rc = member_sync(m);
 		if (rc < 0) {

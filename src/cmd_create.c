@@ -29,7 +29,9 @@ static void create_usage(FILE *out)
 	        "  -N, --name NAME        array name stored in the superblock\n"
 	        "  -z, --size SIZE        size of each member file; members that do not exist\n"
 	        "                         are created at this size (e.g. 256M)\n"
-	        "  -f, --force            overwrite members that already hold md superblocks\n");
+	        "  -f, --force            overwrite members that already hold md superblocks\n"
+	        "  -b, --bitmap internal|none  write-intent bitmap (default internal for raid1/5/6:\n"
+	        "                         after an unclean stop only marked regions resync)\n");
 }
 
 int cmd_create(int argc, char **argv)
@@ -42,6 +44,7 @@ int cmd_create(int argc, char **argv)
 		{ "name", required_argument, NULL, 'N' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "bitmap", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -54,7 +57,7 @@ int cmd_create(int argc, char **argv)
 	memset(&opts, 0, sizeof(opts));
 	opts.raid_disks = -1;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:n:c:p:N:z:fh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:n:c:p:N:z:fb:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			level_text = optarg;
@@ -95,6 +98,14 @@ int cmd_create(int argc, char **argv)
 			break;
 		case 'f':
 			opts.force = true;
+			break;
+		case 'b':
+			if (strcmp(optarg, "none") == 0) {
+				opts.no_bitmap = true;
+			} else if (strcmp(optarg, "internal") != 0) {
+				cli_error("create", "--bitmap '%s': use internal or none", optarg);
+				return CLI_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			create_usage(stdout);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "bitmap.h"
 #include "extent_io.h"
 #include "parity.h"
 
@@ -53,7 +54,8 @@ static int extent_write_region(struct raid_array *a, const char *src, size_t len
 
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
 		size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
-		for (int c = 0; c < ext.nr_copies; c++) {
+		rc = bitmap_start_write(a, ext.copies[0].member_off_bytes, piece);
+		for (int c = 0; c < ext.nr_copies && rc == 0; c++) {
 			int role = ext.copies[c].role;
 			struct member *m = a->slot[role];
 			if (!m)
@@ -65,6 +67,7 @@ static int extent_write_region(struct raid_array *a, const char *src, size_t len
 				rc = wrc;
 			}
 		}
+		bitmap_end_write(a, ext.copies[0].member_off_bytes, piece);
 		if (rc < 0)
 			return rc;
 		if (written == 0)
@@ -97,7 +100,21 @@ int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t 
 	return 0;
 }
 
-int extent_io_resync(struct raid_array *a)
+/* Whether any copy of the extent at off lies in member bytes [lo, hi). */
+static bool extent_in_dev_range(struct raid_array *a, uint64_t off, size_t len, uint64_t lo,
+                                uint64_t hi)
+{
+	struct raid_extent ext;
+	a->ops->map(&a->geo, a->level_priv, off, &ext);
+	for (int c = 0; c < ext.nr_copies; c++) {
+		uint64_t at = ext.copies[c].member_off_bytes;
+		if (at < hi && at + len > lo)
+			return true;
+	}
+	return false;
+}
+
+int extent_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
 {
 	const size_t step = 1024 * 1024;
 	char *buf = parity_buf_alloc(step);
@@ -106,10 +123,18 @@ int extent_io_resync(struct raid_array *a)
 	if (!buf)
 		return -ENOMEM;
 	for (uint64_t off = 0; off < a->geo.array_bytes && rc == 0;) {
+		struct raid_extent ext;
 		size_t len = a->geo.array_bytes - off < step ? (size_t)(a->geo.array_bytes - off) : step;
 		uint64_t region = off / EXTENT_LOCK_REGION_BYTES;
 		if (len > EXTENT_LOCK_REGION_BYTES - off % EXTENT_LOCK_REGION_BYTES)
 			len = EXTENT_LOCK_REGION_BYTES - off % EXTENT_LOCK_REGION_BYTES;
+		a->ops->map(&a->geo, a->level_priv, off, &ext);
+		if (len > ext.len_bytes)
+			len = (size_t)ext.len_bytes;
+		if (!extent_in_dev_range(a, off, len, dev_lo, dev_hi)) {
+			off += len;
+			continue;
+		}
 		row_lock(&a->row_locks, region);
 		rc = extent_io_read(a, buf, len, off);
 		if (rc == 0)

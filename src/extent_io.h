@@ -12,7 +12,7 @@ struct raid_array;
 int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
 /* Make every copy equal to the first present one (resync). */
-int extent_io_resync(struct raid_array *a);
+int extent_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi);
 /* Compare every copy with the first, counting mismatched sectors per
  * 4 KiB page as md does. */
 int extent_io_check(struct raid_array *a, uint64_t *mismatch_sectors);

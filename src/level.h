@@ -62,6 +62,7 @@ struct raid_level_ops {
 	uint32_t default_layout;                 /* layout `create` uses */
 	uint32_t create_feature_map;             /* superblock features `create` sets */
 	bool uniform_members;                    /* every member holds dev_bytes (sb size) */
+	bool bitmap_capable;                     /* md's bitmap maps member offsets here */
 	bool uses_chunk;                         /* chunk size is meaningful */
 	int max_parity;                          /* parity chunks per row (0, 1, 2) */
 
@@ -89,9 +90,10 @@ struct raid_level_ops {
 	/* Engine entry points; off + len <= array_bytes. 0 or -errno. */
 	int (*read)(struct raid_array *a, void *buf, size_t len, uint64_t off);
 	int (*write)(struct raid_array *a, const void *buf, size_t len, uint64_t off);
-	/* Recompute redundancy over the whole array from the data members
-	 * (resync after an unclean stop). NULL for levels without redundancy. */
-	int (*resync)(struct raid_array *a);
+	/* Recompute redundancy from the data for everything stored at member
+	 * offsets [dev_lo, dev_hi) (resync after an unclean stop). NULL for
+	 * levels without redundancy. */
+	int (*resync)(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi);
 
 	/* Compare redundancy with data over the whole array, reading the
 	 * members (not any cache); count mismatched sectors as md's

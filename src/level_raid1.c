@@ -59,6 +59,7 @@ const struct raid_level_ops raid_level_raid1 = {
 	.create_min_disks = 2,
 	.default_layout = 0,
 	.uniform_members = true,
+	.bitmap_capable = true,
 	.uses_chunk = false,
 	.max_parity = 0,
 	.geometry_init = raid1_geometry_init,

@@ -90,6 +90,7 @@ const struct raid_level_ops raid_level_raid5 = {
 	.create_min_disks = 3,
 	.default_layout = 2,
 	.uniform_members = true,
+	.bitmap_capable = true,
 	.uses_chunk = true,
 	.max_parity = 1,
 	.geometry_init = raid5_geometry_init,

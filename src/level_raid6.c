@@ -132,6 +132,7 @@ const struct raid_level_ops raid_level_raid6 = {
 	.create_min_disks = 4,
 	.default_layout = 2,
 	.uniform_members = true,
+	.bitmap_capable = true,
 	.uses_chunk = true,
 	.max_parity = 2,
 	.geometry_init = raid6_geometry_init,

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "bitmap.h"
 #include "stripe_cache.h"
 #include "stripe_io.h"
 #include "stripe_row.h"
@@ -229,7 +230,12 @@ static int entry_flush_held(struct stripe_cache *c, struct cache_entry *e)
 
 	if (!e->r.nr_dirty)
 		return 0;
-	rc = stripe_row_flush(c->a, &e->r, &stats);
+	/* The row's region must be marked in the write-intent bitmap before
+	 * any of its columns reach a member. */
+	rc = bitmap_start_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
+	if (rc == 0)
+		rc = stripe_row_flush(c->a, &e->r, &stats);
+	bitmap_end_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
 	if (rc < 0) {
 		array_note_write_error(c->a, rc);
 		stripe_row_reset(&e->r, c->a, e->r.row);

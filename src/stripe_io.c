@@ -112,13 +112,17 @@ int stripe_io_check(struct raid_array *a, uint64_t *mismatch_sectors)
 
 /* Recompute every row's parity from the data on the members. Runs before
  * the array serves requests, so rows of its own are enough. */
-int stripe_io_resync(struct raid_array *a)
+int stripe_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
 {
 	uint64_t rows = a->geo.dev_bytes / a->geo.chunk_bytes;
+	uint64_t first = dev_lo / a->geo.chunk_bytes;
+	uint64_t end = (dev_hi + a->geo.chunk_bytes - 1) / a->geo.chunk_bytes;
 	struct stripe_row r;
 	int rc = stripe_row_init(&r, a, 0);
 
-	for (uint64_t row = 0; row < rows && rc == 0; row++) {
+	if (end > rows)
+		end = rows;
+	for (uint64_t row = first; row < end && rc == 0; row++) {
 		stripe_row_reset(&r, a, row);
 		rc = stripe_row_load_all(a, &r);
 		if (rc == 0)

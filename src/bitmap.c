@@ -1,0 +1,299 @@
+/* bitmap.c - see bitmap.h.
+ *
+ * In memory each bit has a count of writes in flight and the time of the
+ * last one. The on-disk bits are rewritten whole (they are small: at most
+ * 8192 bits, one KiB) on every member, followed by fdatasync, whenever a
+ * bit goes from clear to set; clearing is batched by bitmap_clear_idle.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "array.h"
+#include "bitmap.h"
+#include "errmsg.h"
+#include "parity.h"
+
+#define BITMAP_MAX_BITS 8192u
+#define BITMAP_MIN_CHUNK_BYTES (1024u * 1024u)
+#define BITMAP_VERSION 4u
+
+struct write_bitmap {
+	pthread_mutex_t lock;
+	struct md_bitmap_super sb;
+	uint64_t chunk_bytes;
+	uint64_t nr_bits;
+	uint64_t bits_abs_off;       /* byte offset of the bits on each member */
+	size_t bits_bytes;           /* rounded up to whole sectors */
+	uint8_t *bits;               /* as on disk (little-endian bit order) */
+	uint32_t *in_flight;
+	uint64_t *last_write_ms;
+	bool dirty_bits;             /* bits changed in memory, not yet stored */
+};
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t bitmap_pick_chunk(uint64_t dev_bytes, uint32_t chunk_bytes)
+{
+	uint64_t chunk = BITMAP_MIN_CHUNK_BYTES;
+	while (chunk < chunk_bytes)
+		chunk *= 2;
+	while ((dev_bytes + chunk - 1) / chunk > BITMAP_MAX_BITS)
+		chunk *= 2;
+	return chunk;
+}
+
+static uint64_t bitmap_sb_abs_off(const struct md_super *sb)
+{
+	return (uint64_t)((int64_t)sb->super_offset + sb->bitmap_offset) * SECTOR_BYTES;
+}
+
+static void bitmap_super_fill(struct md_bitmap_super *bsb, const uint8_t uuid[16],
+                              uint64_t dev_bytes, uint64_t chunk_bytes, uint64_t events)
+{
+	memset(bsb, 0, sizeof(*bsb));
+	bsb->magic = MD_BITMAP_MAGIC;
+	bsb->version = BITMAP_VERSION;
+	memcpy(bsb->uuid, uuid, 16);
+	bsb->events = events;
+	bsb->events_cleared = events;
+	bsb->sync_size = dev_bytes / SECTOR_BYTES;
+	bsb->chunksize = (uint32_t)chunk_bytes;
+	bsb->daemon_sleep = BITMAP_DAEMON_SLEEP_S;
+}
+
+int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t dev_bytes,
+                         uint64_t bitmap_chunk_bytes, uint64_t events)
+{
+	uint8_t raw[MD_BITMAP_SB_BYTES];
+	struct md_bitmap_super bsb;
+
+	bitmap_super_fill(&bsb, uuid, dev_bytes, bitmap_chunk_bytes, events);
+	md_bitmap_super_encode(&bsb, raw);
+	/* The bits that follow are zero already: create zeroes the member. */
+	return member_pwrite_abs(m, raw, sizeof(raw), bitmap_sb_abs_off(&m->sb));
+}
+
+void bitmap_free(struct write_bitmap *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_destroy(&b->lock);
+	free(b->bits);
+	free(b->in_flight);
+	free(b->last_write_ms);
+	free(b);
+}
+
+int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, size_t errlen)
+{
+	uint8_t raw[MD_BITMAP_SB_BYTES];
+	char why[200];
+	struct write_bitmap *b;
+	int rc;
+
+	a->bitmap = NULL;
+	if (!(fresh->sb.feature_map & MD_FEATURE_BITMAP_OFFSET))
+		return 0;
+	uint64_t sb_off = bitmap_sb_abs_off(&fresh->sb);
+	rc = member_pread_abs((struct member *)fresh, raw, sizeof(raw), sb_off);
+	if (rc < 0)
+		return errmsg_fail(rc, err, errlen, "%s: cannot read the write-intent bitmap: %s",
+		                   fresh->path, strerror(-rc));
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	pthread_mutex_init(&b->lock, NULL);
+	rc = md_bitmap_super_decode(raw, sizeof(raw), &b->sb, why, sizeof(why));
+	if (rc < 0) {
+		bitmap_free(b);
+		return errmsg_fail(rc, err, errlen, "%s: bad write-intent bitmap: %s", fresh->path,
+		                   why);
+	}
+	if (memcmp(b->sb.uuid, fresh->sb.set_uuid, 16) != 0) {
+		bitmap_free(b);
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: the write-intent bitmap belongs to another array",
+		                   fresh->path);
+	}
+	b->chunk_bytes = b->sb.chunksize;
+	b->nr_bits = (b->sb.sync_size * SECTOR_BYTES + b->chunk_bytes - 1) / b->chunk_bytes;
+	b->bits_abs_off = sb_off + MD_BITMAP_SB_BYTES;
+	b->bits_bytes = (size_t)(((b->nr_bits + 7) / 8 + MD_BITMAP_SB_BYTES + SECTOR_BYTES - 1) /
+	                         SECTOR_BYTES * SECTOR_BYTES) - MD_BITMAP_SB_BYTES;
+	if (b->nr_bits == 0 || b->nr_bits > 64u * 1024 * 1024 ||
+	    b->bits_abs_off + b->bits_bytes > fresh->data_offset_bytes) {
+		uint64_t nr_bits = b->nr_bits;
+		bitmap_free(b);
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: write-intent bitmap of %" PRIu64 " bits does not fit before "
+		                   "the data",
+		                   fresh->path, nr_bits);
+	}
+	b->bits = calloc(1, b->bits_bytes);
+	b->in_flight = calloc(b->nr_bits, sizeof(*b->in_flight));
+	b->last_write_ms = calloc(b->nr_bits, sizeof(*b->last_write_ms));
+	if (!b->bits || !b->in_flight || !b->last_write_ms) {
+		bitmap_free(b);
+		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	}
+	rc = member_pread_abs((struct member *)fresh, b->bits, b->bits_bytes, b->bits_abs_off);
+	if (rc < 0) {
+		bitmap_free(b);
+		return errmsg_fail(rc, err, errlen, "%s: cannot read the bitmap bits: %s",
+		                   fresh->path, strerror(-rc));
+	}
+	/* md: a bitmap older than the array cannot say what is out of sync. */
+	if (b->sb.events < fresh->sb.events && fresh->sb.resync_offset != MD_RESYNC_NONE) {
+		for (uint64_t i = 0; i < b->nr_bits; i++)
+			b->bits[i / 8] |= (uint8_t)(1u << (i % 8));
+		b->dirty_bits = true;
+	}
+	a->bitmap = b;
+	return 0;
+}
+
+uint64_t bitmap_nr_bits(const struct write_bitmap *b)
+{
+	return b->nr_bits;
+}
+
+uint64_t bitmap_chunk_bytes(const struct write_bitmap *b)
+{
+	return b->chunk_bytes;
+}
+
+bool bitmap_test(const struct write_bitmap *b, uint64_t bit)
+{
+	return b->bits[bit / 8] & (1u << (bit % 8));
+}
+
+uint64_t bitmap_count_set(struct write_bitmap *b)
+{
+	uint64_t n = 0;
+	pthread_mutex_lock(&b->lock);
+	for (uint64_t i = 0; i < b->nr_bits; i++)
+		n += bitmap_test(b, i);
+	pthread_mutex_unlock(&b->lock);
+	return n;
+}
+
+/* Write the bitmap superblock and bits to every serving member and sync
+ * them. Caller holds b->lock. */
+static int bitmap_store_locked(struct raid_array *a, struct write_bitmap *b)
+{
+	uint8_t *buf = parity_buf_alloc(MD_BITMAP_SB_BYTES + b->bits_bytes);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	b->sb.events = a->events;
+	md_bitmap_super_encode(&b->sb, buf);
+	memcpy(buf + MD_BITMAP_SB_BYTES, b->bits, b->bits_bytes);
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		if (!m)
+			continue;
+		int wrc = member_pwrite_abs(m, buf, MD_BITMAP_SB_BYTES + b->bits_bytes,
+		                            b->bits_abs_off - MD_BITMAP_SB_BYTES);
+		if (wrc == 0)
+			wrc = member_sync(m);
+		if (wrc < 0 && rc == 0)
+			rc = wrc;
+	}
+	free(buf);
+	if (rc == 0)
+		b->dirty_bits = false;
+	return rc;
+}
+
+int bitmap_store(struct raid_array *a)
+{
+	struct write_bitmap *b = a->bitmap;
+	if (!b || a->read_only)
+		return 0;
+	pthread_mutex_lock(&b->lock);
+	int rc = bitmap_store_locked(a, b);
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
+{
+	struct write_bitmap *b = a->bitmap;
+	bool newly_set = false;
+
+	if (!b || len == 0)
+		return 0;
+	uint64_t first = dev_off / b->chunk_bytes, last = (dev_off + len - 1) / b->chunk_bytes;
+	if (last >= b->nr_bits)
+		last = b->nr_bits - 1;
+	pthread_mutex_lock(&b->lock);
+	for (uint64_t i = first; i <= last; i++) {
+		b->in_flight[i]++;
+		if (!bitmap_test(b, i)) {
+			b->bits[i / 8] |= (uint8_t)(1u << (i % 8));
+			newly_set = true;
+		}
+	}
+	int rc = newly_set || b->dirty_bits ? bitmap_store_locked(a, b) : 0;
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+void bitmap_end_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
+{
+	struct write_bitmap *b = a->bitmap;
+
+	if (!b || len == 0)
+		return;
+	uint64_t first = dev_off / b->chunk_bytes, last = (dev_off + len - 1) / b->chunk_bytes;
+	if (last >= b->nr_bits)
+		last = b->nr_bits - 1;
+	uint64_t now = monotonic_ms();
+	pthread_mutex_lock(&b->lock);
+	for (uint64_t i = first; i <= last; i++) {
+		b->in_flight[i]--;
+		b->last_write_ms[i] = now;
+	}
+	pthread_mutex_unlock(&b->lock);
+}
+
+int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms)
+{
+	struct write_bitmap *b = a->bitmap;
+	uint64_t now = monotonic_ms();
+	bool any = false;
+
+	if (!b || a->read_only || array_missing_count(a) > 0)
+		return 0;
+	pthread_mutex_lock(&b->lock);
+	for (uint64_t i = 0; i < b->nr_bits && !any; i++)
+		any = bitmap_test(b, i) && b->in_flight[i] == 0 &&
+		      now - b->last_write_ms[i] >= idle_ms;
+	if (!any) {
+		pthread_mutex_unlock(&b->lock);
+		return 0;
+	}
+	/* The data must be durable before the bits that cover it go. */
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		if (a->slot[role])
+			member_sync(a->slot[role]);
+	for (uint64_t i = 0; i < b->nr_bits; i++)
+		if (bitmap_test(b, i) && b->in_flight[i] == 0 && now - b->last_write_ms[i] >= idle_ms)
+			b->bits[i / 8] &= (uint8_t)~(1u << (i % 8));
+	b->sb.events_cleared = a->events;
+	int rc = bitmap_store_locked(a, b);
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}

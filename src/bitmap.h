@@ -1,0 +1,61 @@
+/* bitmap.h - md's internal write-intent bitmap (md-bitmap.c, version 4).
+ *
+ * Each member carries a copy: a 256-byte bitmap superblock at
+ * bitmap_offset sectors from the md superblock, the bits right after it.
+ * One bit covers chunksize bytes of every member's data area (md's
+ * "sync" address space of RAID1/4/5/6). A bit is set, and made durable on
+ * every member, before the first write to its region reaches a member;
+ * it is cleared once the region has been idle and in sync for a while.
+ * After an unclean stop only the regions whose bits are set need a resync.
+ */
+#ifndef RAIDFUSE_BITMAP_H
+#define RAIDFUSE_BITMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "md_super.h"
+
+struct member;
+struct raid_array;
+struct write_bitmap;
+
+#define BITMAP_OFFSET_SECTORS 8        /* where create puts it: 4 KiB after the superblock */
+#define BITMAP_DAEMON_SLEEP_S 5        /* md's default */
+
+/* Bitmap chunk create picks for members of dev_bytes (a power of two,
+ * at least 1 MiB, at least chunk_bytes, at most 8192 bits). */
+uint64_t bitmap_pick_chunk(uint64_t dev_bytes, uint32_t chunk_bytes);
+
+/* Write a fresh bitmap (all bits clear) to a member being created. */
+int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t dev_bytes,
+                         uint64_t bitmap_chunk_bytes, uint64_t events);
+
+/* Read the bitmap of an assembled array (the freshest member's copy).
+ * A stale bitmap (its events behind the array's) is loaded with every
+ * bit set, as md does. 0, or -errno with err set. Sets a->bitmap. */
+int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, size_t errlen);
+void bitmap_free(struct write_bitmap *b);
+
+/* Number of bits, and whether bit i is set (for resync). */
+uint64_t bitmap_nr_bits(const struct write_bitmap *b);
+uint64_t bitmap_chunk_bytes(const struct write_bitmap *b);
+bool bitmap_test(const struct write_bitmap *b, uint64_t bit);
+uint64_t bitmap_count_set(struct write_bitmap *b);
+
+/* Around every write of member bytes [dev_off, dev_off + len): start
+ * returns once the covering bits are durable on every member. */
+int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len);
+void bitmap_end_write(struct raid_array *a, uint64_t dev_off, uint64_t len);
+
+/* Clear the bits of regions with no write in flight that have been idle
+ * for idle_ms (all of them when idle_ms is 0), after syncing the members.
+ * Does nothing while the array is degraded (the bits say what a returning
+ * member would need). */
+int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms);
+
+/* Write the bitmap superblock (events) and the bits to every member. */
+int bitmap_store(struct raid_array *a);
+
+#endif

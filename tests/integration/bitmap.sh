@@ -1,0 +1,82 @@
+#!/bin/bash
+# bitmap.sh - the write-intent bitmap: md's format (mdadm -X reads it), bits
+# set before writes reach the members and cleared when idle and at a clean
+# stop, and after a SIGKILL only the marked regions are resynced.
+. "$(dirname "$0")/lib.sh"
+require_fuse
+require_root
+require_cmd mdadm losetup
+
+cd "$WORK"
+
+# mdadm -X wants a block device: look at a member through a read-only loop.
+bitmap_field() { # MEMBER FIELD -> value text after "FIELD :"
+	local loop out
+	loop=$(losetup -f --show -r "$1") || fail "losetup $1"
+	out=$(mdadm -X "$loop" 2>&1)
+	losetup -d "$loop"
+	printf '%s\n' "$out" | sed -n "s/^ *$2 : //p" | head -1
+}
+dirty_bits() { bitmap_field "$1" Bitmap | sed -n 's/.*chunks), \([0-9]*\) dirty.*/\1/p'; }
+
+"$RAIDFUSE" create --level 5 --raid-devices 4 --chunk 64K --size 200M m0 m1 m2 m3 >/dev/null ||
+	fail "create"
+mdadm --examine m0 | grep -q "Internal Bitmap : 8 sectors from superblock" ||
+	fail "mdadm --examine does not show the internal bitmap"
+[ "$(bitmap_field m0 Magic)" = 6d746962 ] || fail "mdadm -X: no bitmap magic"
+[ "$(bitmap_field m2 Version)" = 4 ] || fail "mdadm -X: bitmap version is not 4"
+chunk=$(bitmap_field m0 Chunksize)
+[ "$chunk" = "1 MB" ] || fail "bitmap chunk is '$chunk', expected 1 MB for 199 MiB members"
+[ "$(dirty_bits m0)" = 0 ] || fail "a new array has dirty bits"
+log "ok: create writes an md bitmap (mdadm -X: version 4, chunk $chunk, 0 dirty)"
+
+rf_mount --flush-age-ms 100 m0 m1 m2 m3 mnt
+# 4 MiB at volume offset 96 MiB: member offsets 32..33.4 MiB, two 1 MiB regions.
+dd if=/dev/urandom of=data bs=1M count=4 status=none
+dd if=data of=mnt/volume.img bs=1M seek=96 conv=notrunc,fsync status=none || fail "write"
+n=$(dirty_bits m1)
+[ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "after a 4 MiB write, $n bits are dirty (expected 1-3)"
+log "ok: bits set while writing ($n dirty)"
+for _ in $(seq 1 100); do
+	[ "$(dirty_bits m3)" = 0 ] && break
+	sleep 0.2
+done
+[ "$(dirty_bits m3)" = 0 ] || fail "bits not cleared after the region went idle"
+log "ok: bits cleared once the regions were idle"
+
+# Dirty again, then kill the daemon: the next mount resyncs only those regions.
+dd if=/dev/urandom of=data2 bs=1M count=2 status=none
+dd if=data2 of=mnt/volume.img bs=1M seek=300 conv=notrunc,fsync status=none || fail "write 2"
+n=$(dirty_bits m0)
+[ "$n" -ge 1 ] || fail "no dirty bits before the kill"
+kill -9 "$(cat mnt/.raidfuse/pid)"
+sleep 0.3
+fusermount3 -u -z mnt
+mdadm --examine m0 | grep -q "State : active" || fail "killed array is not marked active (dirty)"
+"$RAIDFUSE" mount m0 m1 m2 m3 mnt 2>mount.err || { cat mount.err; fail "remount after kill"; }
+grep -q "resyncing the $n of 199 regions the write-intent bitmap marks" mount.err ||
+	{ cat mount.err; fail "remount did not resync exactly the $n marked regions"; }
+log "ok: after SIGKILL the remount resynced only the $n marked regions"
+cmp <(dd if=mnt/volume.img bs=1M skip=300 count=2 status=none) data2 || fail "data lost"
+cmp <(dd if=mnt/volume.img bs=1M skip=96 count=4 status=none) data || fail "older data lost"
+rf_umount mnt
+[ "$(dirty_bits m2)" = 0 ] || fail "bits left dirty after a clean stop"
+events=$(mdadm --examine m0 | sed -n 's/^ *Events : //p')
+[ "$(bitmap_field m0 Events)" = "$events" ] ||
+	fail "bitmap events $(bitmap_field m0 Events) differ from the superblock's $events"
+"$RAIDFUSE" verify m0 m1 m2 m3 | grep -q "mismatch_cnt: 0" || fail "parity mismatches after resync"
+log "ok: clean stop clears every bit, bitmap events = superblock events ($events), parity clean"
+
+# Without a bitmap, the whole array resyncs.
+"$RAIDFUSE" create --level 1 --raid-devices 2 --bitmap none --size 64M n0 n1 >/dev/null || fail "create --bitmap none"
+mdadm --examine n0 | grep -q "Feature Map : 0x0" || fail "--bitmap none still made a bitmap"
+rf_mount n0 n1 mnt2
+dd if=/dev/urandom of=mnt2/volume.img bs=1M count=1 conv=notrunc,fsync status=none
+kill -9 "$(cat mnt2/.raidfuse/pid)"
+sleep 0.3
+fusermount3 -u -z mnt2
+"$RAIDFUSE" mount n0 n1 mnt2 2>mount2.err || fail "remount raid1"
+grep -q "resyncing all of raid1" mount2.err || { cat mount2.err; fail "no full resync without a bitmap"; }
+rf_umount mnt2
+log "ok: --bitmap none: no bitmap, a full resync after a kill"
+log "PASS"

@@ -209,6 +209,29 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/* One read buffer per worker thread, kept for the thread's life: a 1 MiB
+ * malloc per request would be mapped and unmapped every time. */
+static pthread_key_t fs_read_buffer_key;
+static pthread_once_t fs_read_buffer_once = PTHREAD_ONCE_INIT;
+
+static void fs_read_buffer_key_create(void)
+{
+	pthread_key_create(&fs_read_buffer_key, free);
+}
+
+static char *fs_read_buffer(size_t size)
+{
+	pthread_once(&fs_read_buffer_once, fs_read_buffer_key_create);
+	char *buf = pthread_getspecific(fs_read_buffer_key);
+	if (!buf) {
+		buf = malloc(FS_MAX_IO_BYTES);
+		if (!buf)
+			return NULL;
+		pthread_setspecific(fs_read_buffer_key, buf);
+	}
+	return size <= FS_MAX_IO_BYTES ? buf : NULL;
+}
+
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
@@ -230,7 +253,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > end - (uint64_t)off)
 		size = (size_t)(end - (uint64_t)off);
-	char *buf = malloc(size ? size : 1);
+	char *buf = fs_read_buffer(size);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -240,7 +263,6 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_buf(req, buf, size);
-	free(buf);
 }
 
 static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,

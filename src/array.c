@@ -692,7 +692,10 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 		STATUS_APPEND("%c", a->slot[role] ? 'U' : '_');
 	STATUS_APPEND("]\n\nuuid: %s\nstate: %s\nevents: %" PRIu64 "\nsize_bytes: %" PRIu64
 	              "\n",
-	              uuid, nr_missing ? "degraded" : "clean", a->events, a->geo.array_bytes);
+	              uuid,
+	              nr_missing ? (a->started ? "active, degraded" : "clean, degraded")
+	                         : (a->started ? "active" : "clean"),
+	              a->events, a->geo.array_bytes);
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
 		if (m)

@@ -180,7 +180,7 @@ for spec in "5 4" "6 5" "1 2" "10 4"; do
 
 		mnt_ok "$L without role $k" --run "${SEL[@]}"
 		status_has "$L without role $k" "[$n/$((n - 1))] $(updown "$n" "$k")"
-		status_has "$L without role $k" "state: degraded"
+		status_has "$L without role $k" "state: active, degraded"
 		volume_is "$DIR/model" "$L without role $k (before degraded writes)" $WINDOW
 		put "$WORK/refB" "$MNT/volume.img" $OFF_B ||
 			fail "$L without role $k: writing 8 MiB while degraded failed"

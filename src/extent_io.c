@@ -1,7 +1,8 @@
 /* extent_io.c - see extent_io.h.
  *
- * Writes to the copies of one region are done under that region's lock, so
- * two overlapping writes cannot leave the mirrors holding different bytes.
+ * A request is cut into extents (pieces that map linearly onto their
+ * copies) and the member I/O of all of them runs in parallel on the array's
+ * I/O pool, so a 1 MiB request keeps every member busy at once.
  */
 #include "config.h"
 
@@ -12,15 +13,19 @@
 #include "array.h"
 #include "bitmap.h"
 #include "extent_io.h"
+#include "io_pool.h"
 #include "parity.h"
 
 /* Region of the volume a lock covers; writes are split at these bounds. */
 #define EXTENT_LOCK_REGION_BYTES (64u * 1024u)
 
-int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
-{
-	char *dst = buf;
+/* Requests per parallel batch. */
+#define EXTENT_BATCH 64
 
+/* Read a piece from its copies one after another, failing members that
+ * error while another copy remains: the slow path after a failed batch. */
+static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64_t off)
+{
 	while (len > 0) {
 		struct raid_extent ext;
 		int rc = -EIO;
@@ -46,35 +51,104 @@ int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int extent_write_region(struct raid_array *a, const char *src, size_t len, uint64_t off)
+/* Reads go to every member at once: each extent from its first present
+ * copy, in parallel; a piece whose read fails is read again copy by copy. */
+int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
+{
+	char *dst = buf;
+
+	while (len > 0) {
+		struct io_req reqs[EXTENT_BATCH];
+		uint64_t req_off[EXTENT_BATCH];
+		int nr = 0;
+
+		memset(reqs, 0, sizeof(reqs));
+		while (len > 0 && nr < EXTENT_BATCH) {
+			struct raid_extent ext;
+			a->ops->map(&a->geo, a->level_priv, off, &ext);
+			size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
+			struct member *m = NULL;
+			uint64_t at = 0;
+			for (int c = 0; c < ext.nr_copies && !m; c++) {
+				m = a->slot[ext.copies[c].role];
+				at = ext.copies[c].member_off_bytes;
+			}
+			if (!m)
+				return -EIO;
+			reqs[nr] = (struct io_req){ .member = m, .buf = dst, .len_bytes = piece,
+			                            .data_off_bytes = at };
+			req_off[nr++] = off;
+			dst += piece;
+			off += piece;
+			len -= piece;
+		}
+		if (io_pool_run(a->io_pool, reqs, nr) == 0)
+			continue;
+		for (int i = 0; i < nr; i++) {
+			if (reqs[i].result == 0)
+				continue;
+			int rc = extent_read_piece(a, reqs[i].buf, reqs[i].len_bytes, req_off[i]);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Write [off, off + len) to every present copy, all pieces in parallel.
+ * A member that fails is failed out while another copy of each piece
+ * stays; otherwise the error is returned. */
+static int extent_write_batch(struct raid_array *a, const char *src, size_t len, uint64_t off)
 {
 	while (len > 0) {
-		struct raid_extent ext;
-		int written = 0, rc = 0;
+		struct io_req reqs[EXTENT_BATCH * RAID_MAX_COPIES];
+		int req_role[EXTENT_BATCH * RAID_MAX_COPIES];
+		int req_piece[EXTENT_BATCH * RAID_MAX_COPIES];
+		uint64_t piece_dev_off[EXTENT_BATCH];
+		size_t piece_len[EXTENT_BATCH];
+		int piece_copies_ok[EXTENT_BATCH];
+		int nr = 0, nr_pieces = 0, rc = 0;
 
-		a->ops->map(&a->geo, a->level_priv, off, &ext);
-		size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
-		rc = bitmap_start_write(a, ext.copies[0].member_off_bytes, piece);
-		for (int c = 0; c < ext.nr_copies && rc == 0; c++) {
-			int role = ext.copies[c].role;
-			struct member *m = a->slot[role];
-			if (!m)
-				continue;
-			int wrc = member_write(m, src, piece, ext.copies[c].member_off_bytes);
-			if (wrc == 0) {
-				written++;
-			} else if (!array_member_error(a, role, wrc, true)) {
-				rc = wrc;
+		while (len > 0 && nr_pieces < EXTENT_BATCH) {
+			struct raid_extent ext;
+			a->ops->map(&a->geo, a->level_priv, off, &ext);
+			size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
+			for (int c = 0; c < ext.nr_copies; c++) {
+				struct member *m = a->slot[ext.copies[c].role];
+				if (!m)
+					continue;
+				reqs[nr] = (struct io_req){ .member = m, .buf = (void *)src,
+				                            .len_bytes = piece, .is_write = true,
+				                            .data_off_bytes = ext.copies[c].member_off_bytes };
+				req_role[nr] = ext.copies[c].role;
+				req_piece[nr++] = nr_pieces;
 			}
+			piece_dev_off[nr_pieces] = ext.copies[0].member_off_bytes;
+			piece_len[nr_pieces] = piece;
+			piece_copies_ok[nr_pieces++] = 0;
+			src += piece;
+			off += piece;
+			len -= piece;
 		}
-		bitmap_end_write(a, ext.copies[0].member_off_bytes, piece);
+		for (int p = 0; p < nr_pieces && rc == 0; p++)
+			rc = bitmap_start_write(a, piece_dev_off[p], piece_len[p]);
+		if (rc == 0)
+			io_pool_run(a->io_pool, reqs, nr);
+		for (int p = 0; p < nr_pieces; p++)
+			bitmap_end_write(a, piece_dev_off[p], piece_len[p]);
 		if (rc < 0)
 			return rc;
-		if (written == 0)
-			return -EIO;
-		src += piece;
-		off += piece;
-		len -= piece;
+		for (int i = 0; i < nr; i++) {
+			if (reqs[i].result == 0)
+				piece_copies_ok[req_piece[i]]++;
+			else if (!array_member_error(a, req_role[i], reqs[i].result, true))
+				rc = reqs[i].result;
+		}
+		if (rc < 0)
+			return rc;
+		for (int p = 0; p < nr_pieces; p++)
+			if (piece_copies_ok[p] == 0)
+				return -EIO;
 	}
 	return 0;
 }
@@ -82,14 +156,23 @@ static int extent_write_region(struct raid_array *a, const char *src, size_t len
 int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 {
 	const char *src = buf;
+	struct raid_extent first;
 
+	/* One copy (linear, raid0): nothing can diverge, no lock needed. */
+	a->ops->map(&a->geo, a->level_priv, off, &first);
+	if (first.nr_copies == 1)
+		return extent_write_batch(a, src, len, off);
+
+	/* Copies of one region are written under its lock, so two
+	 * overlapping writes cannot leave the mirrors holding different
+	 * bytes. */
 	while (len > 0) {
 		uint64_t region = off / EXTENT_LOCK_REGION_BYTES;
 		uint64_t region_end = (region + 1) * EXTENT_LOCK_REGION_BYTES;
 		size_t piece = region_end - off < len ? (size_t)(region_end - off) : len;
 
 		row_lock(&a->row_locks, region);
-		int rc = extent_write_region(a, src, piece, off);
+		int rc = extent_write_batch(a, src, piece, off);
 		row_unlock(&a->row_locks, region);
 		if (rc < 0)
 			return rc;
@@ -138,7 +221,7 @@ int extent_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
 		row_lock(&a->row_locks, region);
 		rc = extent_io_read(a, buf, len, off);
 		if (rc == 0)
-			rc = extent_write_region(a, buf, len, off);
+			rc = extent_write_batch(a, buf, len, off);
 		row_unlock(&a->row_locks, region);
 		off += len;
 	}

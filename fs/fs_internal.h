@@ -11,13 +11,17 @@
 
 #include "fs.h"
 
+/* Inode numbers are computed, not allocated: fixed ones for the tree's
+ * skeleton, then a range for the array's attributes and one block per
+ * member (its directory, then its attributes). */
 enum fs_inode {
 	FS_INO_ROOT = FUSE_ROOT_ID,
 	FS_INO_VOLUME,
 	FS_INO_CONTROL_DIR,
-	FS_INO_STATUS,
 	FS_INO_PID,
-	FS_INO_COUNT,
+	FS_INO_ATTR_BASE = 16,       /* + index in array_attrs */
+	FS_INO_DEV_BASE = 1024,      /* + member index * FS_INO_DEV_STRIDE */
+	FS_INO_DEV_STRIDE = 16,      /* dir, then + 1 + index in member_attrs */
 };
 
 struct fs_state {

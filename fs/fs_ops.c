@@ -1,11 +1,13 @@
-/* fs_ops.c - the FUSE low-level operations of the fixed tree:
+/* fs_ops.c - the FUSE low-level operations of the tree:
  *
- *   /volume.img          the array, read-write (or read-only)
- *   /.raidfuse/status    mdstat-like status text
- *   /.raidfuse/pid       the daemon's pid (for `raidfuse umount`)
+ *   /volume.img               the array, read-write (or read-only)
+ *   /.raidfuse/pid            the daemon's pid (for `raidfuse umount`)
+ *   /.raidfuse/ATTR           the array's control attributes (array_ctl.h):
+ *                             status, status.json, sync_action, ...
+ *   /.raidfuse/devN/ATTR      each member's: state, slot, path, errors
  *
- * Inode numbers are fixed, so lookups need no table and never expire.
- * The size of volume.img is the array size and cannot change.
+ * Inode numbers are computed from what they name, so lookups need no
+ * table. The size of volume.img is the array size and cannot change.
  */
 #include "config.h"
 
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "array_ctl.h"
 
 #define FS_ATTR_TIMEOUT 3600.0
 #define FS_CONTROL_FILE_BYTES 4096
@@ -30,21 +33,78 @@ static struct fs_state *fs_state_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/* What an inode number stands for. */
+enum fs_node_kind { NODE_NONE, NODE_ROOT, NODE_VOLUME, NODE_CTL_DIR, NODE_PID, NODE_ATTR,
+	            NODE_DEV_DIR, NODE_DEV_ATTR };
+
+struct fs_node {
+	enum fs_node_kind kind;
+	const struct array_attr *attr;
+	struct member *member;
+	int dev;
+};
+
+static int fs_attr_count(const struct array_attr *table)
+{
+	int n = 0;
+	while (table[n].name)
+		n++;
+	return n;
+}
+
+static struct fs_node fs_node_of(struct fs_state *fs, fuse_ino_t ino)
+{
+	struct fs_node node = { NODE_NONE, NULL, NULL, -1 };
+
+	switch (ino) {
+	case FS_INO_ROOT: node.kind = NODE_ROOT; return node;
+	case FS_INO_VOLUME: node.kind = NODE_VOLUME; return node;
+	case FS_INO_CONTROL_DIR: node.kind = NODE_CTL_DIR; return node;
+	case FS_INO_PID: node.kind = NODE_PID; return node;
+	default: break;
+	}
+	if (ino >= FS_INO_ATTR_BASE && ino < FS_INO_ATTR_BASE + (fuse_ino_t)fs_attr_count(array_attrs)) {
+		node.kind = NODE_ATTR;
+		node.attr = &array_attrs[ino - FS_INO_ATTR_BASE];
+		return node;
+	}
+	if (ino >= FS_INO_DEV_BASE) {
+		int dev = (int)((ino - FS_INO_DEV_BASE) / FS_INO_DEV_STRIDE);
+		int sub = (int)((ino - FS_INO_DEV_BASE) % FS_INO_DEV_STRIDE);
+		struct member *m = array_member_at(fs->array, dev);
+		if (!m || sub > fs_attr_count(member_attrs))
+			return node;
+		node.member = m;
+		node.dev = dev;
+		node.kind = sub == 0 ? NODE_DEV_DIR : NODE_DEV_ATTR;
+		node.attr = sub == 0 ? NULL : &member_attrs[sub - 1];
+	}
+	return node;
+}
+
+static fuse_ino_t fs_dev_ino(int dev, int attr_index)
+{
+	return FS_INO_DEV_BASE + (fuse_ino_t)dev * FS_INO_DEV_STRIDE + (fuse_ino_t)(attr_index + 1);
+}
+
 static void fs_fill_attr(struct fs_state *fs, fuse_ino_t ino, struct stat *st)
 {
+	struct fs_node node = fs_node_of(fs, ino);
+
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_uid = fs->uid;
 	st->st_gid = fs->gid;
 	st->st_atim = st->st_mtim = st->st_ctim = fs->mount_time;
 	st->st_blksize = 4096;
-	switch (ino) {
-	case FS_INO_ROOT:
-	case FS_INO_CONTROL_DIR:
+	switch (node.kind) {
+	case NODE_ROOT:
+	case NODE_CTL_DIR:
+	case NODE_DEV_DIR:
 		st->st_mode = S_IFDIR | 0755;
-		st->st_nlink = ino == FS_INO_ROOT ? 3 : 2;
+		st->st_nlink = 2;
 		break;
-	case FS_INO_VOLUME:
+	case NODE_VOLUME:
 		st->st_mode = S_IFREG | (fs->array->read_only ? 0444 : 0644);
 		st->st_nlink = 1;
 		st->st_size = (off_t)fs->array->geo.array_bytes;
@@ -55,7 +115,8 @@ static void fs_fill_attr(struct fs_state *fs, fuse_ino_t ino, struct stat *st)
 		pthread_mutex_unlock(&fs->times_lock);
 		break;
 	default:
-		st->st_mode = S_IFREG | 0444;
+		/* Only the user who mounted may write (default_permissions). */
+		st->st_mode = S_IFREG | (node.attr && node.attr->writable ? 0644 : 0444);
 		st->st_nlink = 1;
 		st->st_size = FS_CONTROL_FILE_BYTES;
 		break;
@@ -88,18 +149,40 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 }
 
+static int fs_parse_dev_name(const char *name)
+{
+	char *end;
+	if (strncmp(name, "dev", 3) != 0 || !name[3])
+		return -1;
+	long dev = strtol(name + 3, &end, 10);
+	return *end || dev < 0 || dev > 100000 ? -1 : (int)dev;
+}
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	if (parent == FS_INO_ROOT && strcmp(name, FS_VOLUME_NAME) == 0)
-		fs_reply_entry(req, FS_INO_VOLUME);
-	else if (parent == FS_INO_ROOT && strcmp(name, FS_CONTROL_DIR) == 0)
-		fs_reply_entry(req, FS_INO_CONTROL_DIR);
-	else if (parent == FS_INO_CONTROL_DIR && strcmp(name, "status") == 0)
-		fs_reply_entry(req, FS_INO_STATUS);
-	else if (parent == FS_INO_CONTROL_DIR && strcmp(name, "pid") == 0)
-		fs_reply_entry(req, FS_INO_PID);
-	else
-		fuse_reply_err(req, ENOENT);
+	struct fs_state *fs = fs_state_of(req);
+	struct fs_node dir = fs_node_of(fs, parent);
+
+	if (dir.kind == NODE_ROOT) {
+		if (strcmp(name, FS_VOLUME_NAME) == 0)
+			return fs_reply_entry(req, FS_INO_VOLUME);
+		if (strcmp(name, FS_CONTROL_DIR) == 0)
+			return fs_reply_entry(req, FS_INO_CONTROL_DIR);
+	} else if (dir.kind == NODE_CTL_DIR) {
+		if (strcmp(name, "pid") == 0)
+			return fs_reply_entry(req, FS_INO_PID);
+		for (int i = 0; array_attrs[i].name; i++)
+			if (strcmp(name, array_attrs[i].name) == 0)
+				return fs_reply_entry(req, FS_INO_ATTR_BASE + (fuse_ino_t)i);
+		int dev = fs_parse_dev_name(name);
+		if (dev >= 0 && array_member_at(fs->array, dev))
+			return fs_reply_entry(req, fs_dev_ino(dev, -1));
+	} else if (dir.kind == NODE_DEV_DIR) {
+		for (int i = 0; member_attrs[i].name; i++)
+			if (strcmp(name, member_attrs[i].name) == 0)
+				return fs_reply_entry(req, fs_dev_ino(dir.dev, i));
+	}
+	fuse_reply_err(req, ENOENT);
 }
 
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -107,7 +190,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct stat st;
 
 	(void)fi;
-	if (ino >= FS_INO_COUNT) {
+	if (fs_node_of(fs_state_of(req), ino).kind == NODE_NONE) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
@@ -119,9 +202,17 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
                        struct fuse_file_info *fi)
 {
 	struct fs_state *fs = fs_state_of(req);
+	struct fs_node node = fs_node_of(fs, ino);
 	struct timespec now;
 
-	if (ino != FS_INO_VOLUME) {
+	if ((node.kind == NODE_ATTR || node.kind == NODE_DEV_ATTR) && node.attr->writable &&
+	    !(to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW |
+	                 FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_CTIME))) {
+		/* `echo check > sync_action` truncates first: nothing to do. */
+		fs_getattr(req, ino, fi);
+		return;
+	}
+	if (node.kind != NODE_VOLUME) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
@@ -149,37 +240,32 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	fs_getattr(req, ino, fi);
 }
 
-/* Control files are rendered at open, so one read sees one snapshot. */
-struct fs_control_text {
+/* An open control file: its text rendered at open, so one read sees one
+ * snapshot, and what it is, for writes. */
+struct fs_control_file {
+	struct fs_node node;
 	size_t len;
 	char text[];
 };
 
-static struct fs_control_text *fs_render_control(struct fs_state *fs, fuse_ino_t ino)
-{
-	const size_t cap = 16384;
-	struct fs_control_text *ct = malloc(sizeof(*ct) + cap);
-
-	if (!ct)
-		return NULL;
-	if (ino == FS_INO_STATUS)
-		array_status_text(fs->array, ct->text, cap);
-	else
-		snprintf(ct->text, cap, "%ld\n", (long)getpid());
-	ct->len = strlen(ct->text);
-	return ct;
-}
+#define FS_CONTROL_TEXT_BYTES 65536
 
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs_state *fs = fs_state_of(req);
+	struct fs_node node = fs_node_of(fs, ino);
 	int accmode = fi->flags & O_ACCMODE;
 
-	if (ino == FS_INO_ROOT || ino == FS_INO_CONTROL_DIR) {
+	switch (node.kind) {
+	case NODE_NONE:
+		fuse_reply_err(req, ENOENT);
+		return;
+	case NODE_ROOT:
+	case NODE_CTL_DIR:
+	case NODE_DEV_DIR:
 		fuse_reply_err(req, EISDIR);
 		return;
-	}
-	if (ino == FS_INO_VOLUME) {
+	case NODE_VOLUME:
 		if (accmode != O_RDONLY && fs->array->read_only) {
 			fuse_reply_err(req, EROFS);
 			return;
@@ -190,21 +276,34 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->keep_cache = !fs->opts->direct_io;
 		fuse_reply_open(req, fi);
 		return;
+	default:
+		break;
 	}
-	if (ino >= FS_INO_COUNT) {
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	if (accmode != O_RDONLY) {
+	if (accmode != O_RDONLY && !(node.attr && node.attr->writable)) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	struct fs_control_text *ct = fs_render_control(fs, ino);
-	if (!ct) {
+	struct fs_control_file *cf = malloc(sizeof(*cf) + FS_CONTROL_TEXT_BYTES);
+	if (!cf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)ct;
+	cf->node = node;
+	cf->text[0] = '\0';
+	int rc = 0;
+	if (accmode != O_WRONLY) {
+		if (node.kind == NODE_PID)
+			snprintf(cf->text, FS_CONTROL_TEXT_BYTES, "%ld\n", (long)getpid());
+		else
+			rc = node.attr->show(fs->array, node.member, cf->text, FS_CONTROL_TEXT_BYTES);
+	}
+	if (rc < 0) {
+		free(cf);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	cf->len = strlen(cf->text);
+	fi->fh = (uint64_t)(uintptr_t)cf;
 	fi->direct_io = 1;
 	fuse_reply_open(req, fi);
 }
@@ -238,12 +337,12 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct fs_state *fs = fs_state_of(req);
 
 	if (ino != FS_INO_VOLUME) {
-		const struct fs_control_text *ct = (const void *)(uintptr_t)fi->fh;
-		if ((size_t)off >= ct->len)
+		const struct fs_control_file *cf = (const void *)(uintptr_t)fi->fh;
+		if ((size_t)off >= cf->len)
 			fuse_reply_buf(req, NULL, 0);
 		else
-			fuse_reply_buf(req, ct->text + off,
-			               size < ct->len - (size_t)off ? size : ct->len - (size_t)off);
+			fuse_reply_buf(req, cf->text + off,
+			               size < cf->len - (size_t)off ? size : cf->len - (size_t)off);
 		return;
 	}
 	uint64_t end = fs->array->geo.array_bytes;
@@ -271,9 +370,17 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	struct fs_state *fs = fs_state_of(req);
 	uint64_t end = fs->array->geo.array_bytes;
 
-	(void)fi;
 	if (ino != FS_INO_VOLUME) {
-		fuse_reply_err(req, EBADF);
+		const struct fs_control_file *cf = (const void *)(uintptr_t)fi->fh;
+		if (!cf->node.attr || !cf->node.attr->store) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
+		int rc = cf->node.attr->store(fs->array, cf->node.member, buf, size);
+		if (rc < 0)
+			fuse_reply_err(req, -rc);
+		else
+			fuse_reply_write(req, size);
 		return;
 	}
 	if (off < 0 || (uint64_t)off >= end) {
@@ -292,8 +399,8 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 static void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	/* Writes go through to the members; flush (close) is not fsync and
-	 * has nothing left to push. */
+	/* flush (close) is not fsync: the cache keeps its rows; data becomes
+	 * durable on fsync, after the flush age, or at unmount. */
 	(void)ino;
 	(void)fi;
 	fuse_reply_err(req, 0);
@@ -320,54 +427,70 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (ino != FS_INO_ROOT && ino != FS_INO_CONTROL_DIR) {
+	enum fs_node_kind kind = fs_node_of(fs_state_of(req), ino).kind;
+	if (kind != NODE_ROOT && kind != NODE_CTL_DIR && kind != NODE_DEV_DIR) {
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
 	fuse_reply_open(req, fi);
 }
 
+struct fs_dirbuf {
+	fuse_req_t req;
+	struct fs_state *fs;
+	char *buf;
+	size_t size, used;
+	off_t index, from;
+	bool full;
+};
+
+static void fs_dir_add(struct fs_dirbuf *d, const char *name, fuse_ino_t ino)
+{
+	struct stat st;
+
+	if (d->full || d->index++ < d->from)
+		return;
+	fs_fill_attr(d->fs, ino, &st);
+	size_t need = fuse_add_direntry(d->req, d->buf + d->used, d->size - d->used, name, &st,
+	                                d->index);
+	if (need > d->size - d->used)
+		d->full = true;
+	else
+		d->used += need;
+}
+
 static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi)
 {
-	static const struct {
-		fuse_ino_t dir, ino;
-		const char *name;
-	} entries[] = {
-		{ FS_INO_ROOT, FS_INO_ROOT, "." },
-		{ FS_INO_ROOT, FS_INO_ROOT, ".." },
-		{ FS_INO_ROOT, FS_INO_VOLUME, FS_VOLUME_NAME },
-		{ FS_INO_ROOT, FS_INO_CONTROL_DIR, FS_CONTROL_DIR },
-		{ FS_INO_CONTROL_DIR, FS_INO_CONTROL_DIR, "." },
-		{ FS_INO_CONTROL_DIR, FS_INO_ROOT, ".." },
-		{ FS_INO_CONTROL_DIR, FS_INO_STATUS, "status" },
-		{ FS_INO_CONTROL_DIR, FS_INO_PID, "pid" },
-	};
 	struct fs_state *fs = fs_state_of(req);
-	char *buf = calloc(1, size);
-	size_t used = 0;
-	off_t index = 0;
+	struct fs_node node = fs_node_of(fs, ino);
+	struct fs_dirbuf d = { req, fs, calloc(1, size), size, 0, 0, off, false };
 
 	(void)fi;
-	if (!buf) {
+	if (!d.buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-		struct stat st;
-		if (entries[i].dir != ino)
-			continue;
-		if (index++ < off)
-			continue;
-		fs_fill_attr(fs, entries[i].ino, &st);
-		size_t need = fuse_add_direntry(req, buf + used, size - used, entries[i].name, &st,
-		                                index);
-		if (need > size - used)
-			break;
-		used += need;
+	fs_dir_add(&d, ".", ino);
+	fs_dir_add(&d, "..", node.kind == NODE_DEV_DIR ? FS_INO_CONTROL_DIR : FS_INO_ROOT);
+	if (node.kind == NODE_ROOT) {
+		fs_dir_add(&d, FS_VOLUME_NAME, FS_INO_VOLUME);
+		fs_dir_add(&d, FS_CONTROL_DIR, FS_INO_CONTROL_DIR);
+	} else if (node.kind == NODE_CTL_DIR) {
+		fs_dir_add(&d, "pid", FS_INO_PID);
+		for (int i = 0; array_attrs[i].name; i++)
+			fs_dir_add(&d, array_attrs[i].name, FS_INO_ATTR_BASE + (fuse_ino_t)i);
+		for (int dev = 0; dev < array_member_count(fs->array); dev++) {
+			char name[32];
+			snprintf(name, sizeof(name), "dev%d", dev);
+			fs_dir_add(&d, name, fs_dev_ino(dev, -1));
+		}
+	} else if (node.kind == NODE_DEV_DIR) {
+		for (int i = 0; member_attrs[i].name; i++)
+			fs_dir_add(&d, member_attrs[i].name, fs_dev_ino(node.dev, i));
 	}
-	fuse_reply_buf(req, buf, used);
-	free(buf);
+	fuse_reply_buf(req, d.buf, d.used);
+	free(d.buf);
 }
 
 static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -380,7 +503,7 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_bsize = 4096;
 	sv.f_frsize = 4096;
 	sv.f_blocks = (fsblkcnt_t)((bytes + 4095) / 4096);
-	sv.f_files = FS_INO_COUNT - 1;
+	sv.f_files = 2;
 	sv.f_namemax = 255;
 	fuse_reply_statfs(req, &sv);
 }

@@ -22,11 +22,9 @@
 #include "bitmap.h"
 #include "errmsg.h"
 #include "io_pool.h"
+#include "sync.h"
 
-static void array_log(struct raid_array *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void array_log(struct raid_array *a, const char *fmt, ...)
+void array_logf(struct raid_array *a, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -129,19 +127,66 @@ bool array_member_error(struct raid_array *a, int role, int err, bool is_write)
 		missing[r] = !a->slot[r] || r == role;
 	if (a->ops->can_run(&a->geo, missing)) {
 		a->slot[role] = NULL;
+		m->state = MEMBER_FAULTY;
 		array_roles_mark_faulty(a, m->sb.dev_number);
 		array_super_sync(a, false);
 		failed = true;
-		array_log(a, "member %s (role %d) failed on %s: %s; the array continues degraded",
+		array_logf(a, "member %s (role %d) failed on %s: %s; the array continues degraded",
 		          m->path, role, is_write ? "write" : "read", strerror(-err));
 	} else {
 		if (is_write && a->sticky_error == 0)
 			a->sticky_error = err;
-		array_log(a, "member %s (role %d): %s error: %s; no redundancy left to fail it",
+		array_logf(a, "member %s (role %d): %s error: %s; no redundancy left to fail it",
 		          m->path, role, is_write ? "write" : "read", strerror(-err));
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	return failed;
+}
+
+int array_fail_role(struct raid_array *a, int role)
+{
+	bool missing[RAID_MAX_MEMBERS];
+
+	if (role < 0 || role >= a->geo.raid_disks)
+		return -EINVAL;
+	pthread_mutex_lock(&a->state_lock);
+	struct member *m = a->slot[role];
+	if (!m) {
+		pthread_mutex_unlock(&a->state_lock);
+		return -ENODEV;
+	}
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		missing[r] = !a->slot[r] || r == role;
+	if (!a->ops->can_run(&a->geo, missing)) {
+		pthread_mutex_unlock(&a->state_lock);
+		return -EBUSY;
+	}
+	a->slot[role] = NULL;
+	m->state = MEMBER_FAULTY;
+	array_roles_mark_faulty(a, m->sb.dev_number);
+	array_super_sync(a, false);
+	pthread_mutex_unlock(&a->state_lock);
+	array_logf(a, "member %s (role %d) set faulty; the array continues degraded", m->path,
+	           role);
+	return 0;
+}
+
+int array_remove_member(struct raid_array *a, struct member *m)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&a->state_lock);
+	if (m->state == MEMBER_IN_SYNC)
+		rc = -EBUSY;
+	else if (m->state != MEMBER_REMOVED) {
+		m->state = MEMBER_REMOVED;
+		/* The descriptor stays open: a request still in flight may hold
+		 * the member. Its lock goes with the daemon. */
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	if (rc == 0)
+		array_logf(a, "member %s removed", m->path);
+	return rc;
 }
 
 /* ---- assembly ------------------------------------------------------- */
@@ -167,6 +212,7 @@ static void array_free(struct raid_array *a)
 {
 	if (!a)
 		return;
+	array_sync_shutdown(a);
 	if (a->bitmap_daemon_running) {
 		atomic_store(&a->stopping, true);
 		pthread_join(a->bitmap_daemon, NULL);
@@ -266,20 +312,23 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 		uint32_t dev = m->sb.dev_number;
 		uint16_t role = dev < fresh->max_dev ? fresh->dev_roles[dev] : MD_ROLE_SPARE;
 
+		m->role = -1;
+		m->state = MEMBER_STALE;
 		if (m->sb.events + 1 < fresh->events) {
-			array_log(a,
+			array_logf(a,
 			          "%s: events %" PRIu64 " are behind the array's %" PRIu64
 			          " (stale: it missed later writes); leaving it out",
 			          m->path, m->sb.events, fresh->events);
 			continue;
 		}
 		if (role == MD_ROLE_FAULTY) {
-			array_log(a, "%s: the array records this member as faulty; leaving it out",
+			array_logf(a, "%s: the array records this member as faulty; leaving it out",
 			          m->path);
 			continue;
 		}
 		if (role == MD_ROLE_SPARE || role == MD_ROLE_JOURNAL) {
-			array_log(a, "%s: a spare; not used by this version", m->path);
+			m->state = MEMBER_SPARE;
+			array_logf(a, "%s: a spare; not used by this version", m->path);
 			continue;
 		}
 		if (role >= (uint16_t)a->geo.raid_disks)
@@ -292,11 +341,13 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 			                   a->slot[role]->path, m->path, role);
 		if ((m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
 		    m->sb.recovery_offset != MD_RESYNC_NONE) {
-			array_log(a, "%s: recovery onto it was not finished; leaving it out",
+			array_logf(a, "%s: recovery onto it was not finished; leaving it out",
 			          m->path);
 			continue;
 		}
 		a->slot[role] = m;
+		m->role = role;
+		m->state = MEMBER_IN_SYNC;
 		a->geo.member_bytes[role] = m->sb.data_size * SECTOR_BYTES;
 	}
 	return 0;
@@ -452,12 +503,12 @@ static int array_resync_dirty(struct raid_array *a)
 	int rc = 0;
 
 	if (!b) {
-		array_log(a, "array was not stopped cleanly: resyncing all of %s before use",
+		array_logf(a, "array was not stopped cleanly: resyncing all of %s before use",
 		          a->ops->name);
 		return a->ops->resync(a, 0, a->geo.dev_bytes);
 	}
 	uint64_t chunk = bitmap_chunk_bytes(b), nr_set = bitmap_count_set(b);
-	array_log(a, "array was not stopped cleanly: resyncing the %" PRIu64 " of %" PRIu64
+	array_logf(a, "array was not stopped cleanly: resyncing the %" PRIu64 " of %" PRIu64
 	          " regions the write-intent bitmap marks",
 	          nr_set, bitmap_nr_bits(b));
 	for (uint64_t bit = 0; bit < bitmap_nr_bits(b) && rc == 0; bit++)
@@ -531,7 +582,7 @@ static void *array_bitmap_daemon(void *arg)
 /* Threads (member I/O pool, stripe cache flusher and read-ahead) start
  * with the first request, not at assembly: a daemon forks after assembling
  * and only the forking thread would survive. */
-static int array_workers_ensure(struct raid_array *a)
+int array_workers_start(struct raid_array *a)
 {
 	int rc = 0;
 
@@ -550,7 +601,7 @@ static int array_workers_ensure(struct raid_array *a)
 		    pthread_create(&a->bitmap_daemon, NULL, array_bitmap_daemon, a) == 0)
 			a->bitmap_daemon_running = true;
 		if (rc < 0) {
-			array_log(a, "cannot start the I/O threads or the stripe cache: %s",
+			array_logf(a, "cannot start the I/O threads or the stripe cache: %s",
 			          strerror(-rc));
 			io_pool_destroy(a->io_pool);
 			a->io_pool = NULL;
@@ -568,7 +619,7 @@ int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 		return -EINVAL;
 	if (len == 0)
 		return 0;
-	int rc = array_workers_ensure(a);
+	int rc = array_workers_start(a);
 	return rc < 0 ? rc : a->ops->read(a, buf, len, off);
 }
 
@@ -580,7 +631,7 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 		return -ENOSPC;
 	if (len == 0)
 		return 0;
-	int rc = array_workers_ensure(a);
+	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->write(a, buf, len, off);
 	if (rc < 0)
@@ -636,6 +687,7 @@ int array_stop(struct raid_array *a)
 
 	if (!a)
 		return 0;
+	array_sync_shutdown(a);
 	if (a->started) {
 		rc = array_flush(a);
 		if (rc == 0) {

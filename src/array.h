@@ -17,6 +17,7 @@
 struct io_pool;
 struct stripe_cache;
 struct write_bitmap;
+struct array_sync;
 
 /* Run-time knobs, from mount options. */
 struct array_tuning {
@@ -61,6 +62,7 @@ struct raid_array {
 	struct io_pool *io_pool;                 /* parallel member I/O */
 	struct stripe_cache *cache;              /* RAID5/6 only (ops->attach) */
 	struct write_bitmap *bitmap;             /* md internal bitmap, or NULL */
+	struct array_sync *sync;                 /* check/repair (sync.c) */
 	pthread_t bitmap_daemon;                 /* clears idle bits */
 	bool bitmap_daemon_running;
 	atomic_bool stopping;
@@ -104,6 +106,19 @@ int array_flush(struct raid_array *a);
  * without it (superblocks of the others record it), else keep it. Returns
  * true if the member was failed (the caller can retry from redundancy). */
 bool array_member_error(struct raid_array *a, int role, int err, bool is_write);
+
+/* Start the I/O pool and the level's threads (the stripe cache) if not
+ * running yet; the I/O calls do it on first use. 0 or -errno. */
+int array_workers_start(struct raid_array *a);
+
+/* A line for the log (state changes, warnings). */
+void array_logf(struct raid_array *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fail the member serving role on purpose (a drill): refused with -EBUSY
+ * when the array could not run without it. */
+int array_fail_role(struct raid_array *a, int role);
+/* Close a faulty, stale or spare member (md's "remove"). -EBUSY if in sync. */
+int array_remove_member(struct raid_array *a, struct member *m);
 
 /* Remember a write error that could not be absorbed, for fsync. */
 void array_note_write_error(struct raid_array *a, int err);

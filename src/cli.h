@@ -14,6 +14,11 @@ int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_fail(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_repair(int argc, char **argv);
+int cmd_wait(int argc, char **argv);
 
 /* Print "raidfuse VERB: message" to stderr. */
 void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

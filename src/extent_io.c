@@ -268,3 +268,91 @@ out:
 	free(other);
 	return rc;
 }
+
+/* ---- scrub: one lock region at a time -------------------------------- */
+
+struct extent_scrub {
+	char *first, *other;
+};
+
+uint64_t extent_io_scrub_units(const struct raid_array *a)
+{
+	return (a->geo.array_bytes + EXTENT_LOCK_REGION_BYTES - 1) / EXTENT_LOCK_REGION_BYTES;
+}
+
+void *extent_io_scrub_begin(struct raid_array *a)
+{
+	struct extent_scrub *s = calloc(1, sizeof(*s));
+	(void)a;
+	if (!s)
+		return NULL;
+	s->first = parity_buf_alloc(EXTENT_LOCK_REGION_BYTES);
+	s->other = parity_buf_alloc(EXTENT_LOCK_REGION_BYTES);
+	if (!s->first || !s->other) {
+		extent_io_scrub_end(a, s);
+		return NULL;
+	}
+	return s;
+}
+
+void extent_io_scrub_end(struct raid_array *a, void *ctx)
+{
+	struct extent_scrub *s = ctx;
+	(void)a;
+	if (!s)
+		return;
+	free(s->first);
+	free(s->other);
+	free(s);
+}
+
+/* Compare every copy with the first present one; repair copies the first
+ * over the others, as md's raid1/raid10 repair does. */
+int extent_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t unit, bool repair,
+                         uint64_t *mismatch_sectors)
+{
+	struct extent_scrub *s = ctx;
+	const size_t page = 4096;
+	uint64_t off = unit * EXTENT_LOCK_REGION_BYTES;
+	uint64_t end = off + EXTENT_LOCK_REGION_BYTES;
+	int rc = 0;
+
+	if (!s)
+		return -ENOMEM;
+	if (end > a->geo.array_bytes)
+		end = a->geo.array_bytes;
+	*mismatch_sectors = 0;
+	row_lock(&a->row_locks, unit);
+	while (off < end && rc == 0) {
+		struct raid_extent ext;
+		a->ops->map(&a->geo, a->level_priv, off, &ext);
+		size_t len = ext.len_bytes < end - off ? (size_t)ext.len_bytes : (size_t)(end - off);
+		struct member *first = a->slot[ext.copies[0].role];
+		if (!first) {
+			rc = -ENODEV;
+			break;
+		}
+		rc = member_read(first, s->first, len, ext.copies[0].member_off_bytes);
+		for (int c = 1; c < ext.nr_copies && rc == 0; c++) {
+			struct member *m = a->slot[ext.copies[c].role];
+			bool differs = false;
+			if (!m) {
+				rc = -ENODEV;
+				break;
+			}
+			rc = member_read(m, s->other, len, ext.copies[c].member_off_bytes);
+			for (size_t at = 0; rc == 0 && at < len; at += page) {
+				size_t n = len - at < page ? len - at : page;
+				if (memcmp(s->first + at, s->other + at, n) != 0) {
+					*mismatch_sectors += page / SECTOR_BYTES;
+					differs = true;
+				}
+			}
+			if (rc == 0 && differs && repair)
+				rc = member_write(m, s->first, len, ext.copies[c].member_off_bytes);
+		}
+		off += len;
+	}
+	row_unlock(&a->row_locks, unit);
+	return rc;
+}

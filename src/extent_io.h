@@ -4,6 +4,7 @@
 #ifndef RAIDFUSE_EXTENT_IO_H
 #define RAIDFUSE_EXTENT_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,5 +17,10 @@ int extent_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi);
 /* Compare every copy with the first, counting mismatched sectors per
  * 4 KiB page as md does. */
 int extent_io_check(struct raid_array *a, uint64_t *mismatch_sectors);
+uint64_t extent_io_scrub_units(const struct raid_array *a);
+void *extent_io_scrub_begin(struct raid_array *a);
+int extent_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t unit, bool repair,
+                         uint64_t *mismatch_sectors);
+void extent_io_scrub_end(struct raid_array *a, void *ctx);
 
 #endif

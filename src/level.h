@@ -101,6 +101,17 @@ struct raid_level_ops {
 	 * present. NULL for levels without redundancy. */
 	int (*check)(struct raid_array *a, uint64_t *mismatch_sectors);
 
+	/* Online scrub (md's check/repair) in units the level chooses (rows,
+	 * regions): how many there are; one unit checked (and, with repair,
+	 * its redundancy rewritten from the data) while user I/O to it waits.
+	 * ctx comes from scrub_begin and goes to scrub_end. NULL for levels
+	 * without redundancy. */
+	uint64_t (*scrub_units)(const struct raid_array *a);
+	void *(*scrub_begin)(struct raid_array *a);
+	int (*scrub_unit)(struct raid_array *a, void *ctx, uint64_t unit, bool repair,
+	                  uint64_t *mismatch_sectors);
+	void (*scrub_end)(struct raid_array *a, void *ctx);
+
 	/* Run-time state of the level (the stripe cache of RAID5/6): made at
 	 * assembly, written out by flush (fsync), freed by detach; status
 	 * appends "key: value" lines. All NULL for levels without any. */

@@ -70,5 +70,9 @@ const struct raid_level_ops raid_level_raid1 = {
 	.read = extent_io_read,
 	.write = extent_io_write,
 	.check = extent_io_check,
+	.scrub_units = extent_io_scrub_units,
+	.scrub_begin = extent_io_scrub_begin,
+	.scrub_unit = extent_io_scrub_unit,
+	.scrub_end = extent_io_scrub_end,
 	.resync = extent_io_resync,
 };

@@ -69,6 +69,17 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 	return 0;
 }
 
+const char *member_state_name(enum member_state state)
+{
+	switch (state) {
+	case MEMBER_IN_SYNC: return "in_sync";
+	case MEMBER_FAULTY: return "faulty";
+	case MEMBER_SPARE: return "spare";
+	case MEMBER_STALE: return "stale";
+	default: return "removed";
+	}
+}
+
 int member_claim(struct member *m, bool exclusive, char *err, size_t errlen)
 {
 	if (flock(m->fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)

@@ -14,8 +14,21 @@
 
 #include "md_super.h"
 
+/* What a member is to its array (md's dev-NAME/state file). */
+enum member_state {
+	MEMBER_IN_SYNC = 0,          /* serving its role */
+	MEMBER_FAULTY,               /* failed; still open until removed */
+	MEMBER_SPARE,                /* no role */
+	MEMBER_STALE,                /* left out at assembly (events behind, or faulty) */
+	MEMBER_REMOVED,              /* closed */
+};
+
+const char *member_state_name(enum member_state state);
+
 struct member {
 	char *path;                  /* as the user named it */
+	enum member_state state;
+	int role;                    /* slot served, or -1 */
 	int fd;                      /* -1 when closed */
 	bool read_only;
 	bool is_block_device;

@@ -18,6 +18,11 @@ static const struct {
 	{ "umount", cmd_umount, "flush, mark clean and unmount a mounted array" },
 	{ "status", cmd_status, "print a mounted array's status (mdstat-like)" },
 	{ "verify", cmd_verify, "check parity of an unmounted array, read-only (mismatch_cnt)" },
+	{ "fail", cmd_fail, "mark a member of a mounted array faulty (a drill)" },
+	{ "remove", cmd_remove, "remove a faulty member from a mounted array" },
+	{ "check", cmd_check, "start md's check: count parity/mirror mismatches, change nothing" },
+	{ "repair", cmd_repair, "start md's repair: rewrite mismatched parity/mirrors" },
+	{ "wait", cmd_wait, "wait for a check or repair to end, with progress" },
 };
 
 void cli_error(const char *verb, const char *fmt, ...)

@@ -517,6 +517,34 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 	return 0;
 }
 
+int stripe_cache_hold(struct raid_array *a, uint64_t row, void **handle)
+{
+	struct stripe_cache *c = a->cache;
+	struct cache_entry *e;
+
+	pthread_mutex_lock(&c->lock);
+	int rc = entry_get_locked(c, row, true, &e);
+	pthread_mutex_unlock(&c->lock);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&e->lock);
+	rc = entry_flush_held(c, e);
+	if (rc < 0) {
+		pthread_mutex_unlock(&e->lock);
+		entry_put(c, e);
+		return rc;
+	}
+	*handle = e;
+	return 0;
+}
+
+void stripe_cache_release(struct raid_array *a, void *handle)
+{
+	struct cache_entry *e = handle;
+	pthread_mutex_unlock(&e->lock);
+	entry_put(a->cache, e);
+}
+
 int stripe_cache_flush(struct raid_array *a)
 {
 	struct stripe_cache *c = a->cache;

@@ -36,6 +36,11 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 /* Write out every row that was dirty when the call began. 0 or -errno. */
 int stripe_cache_flush(struct raid_array *a);
 
+/* Hold a row against every other request, its dirty columns written out
+ * first, so the members can be compared and rewritten (scrub). */
+int stripe_cache_hold(struct raid_array *a, uint64_t row, void **handle);
+void stripe_cache_release(struct raid_array *a, void *handle);
+
 /* Status lines ("cache_size_mib: ...") appended to buf. */
 size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len);
 

@@ -110,6 +110,53 @@ int stripe_io_check(struct raid_array *a, uint64_t *mismatch_sectors)
 	return rc;
 }
 
+uint64_t stripe_io_scrub_units(const struct raid_array *a)
+{
+	return a->geo.dev_bytes / a->geo.chunk_bytes;
+}
+
+void *stripe_io_scrub_begin(struct raid_array *a)
+{
+	struct stripe_row *r = calloc(1, sizeof(*r));
+	if (r && stripe_row_init(r, a, 0) < 0) {
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool repair,
+                         uint64_t *mismatch_sectors)
+{
+	struct stripe_row *r = ctx;
+	uint64_t bad_columns = 0;
+	void *held;
+
+	if (!r)
+		return -ENOMEM;
+	int rc = stripe_cache_hold(a, row, &held);
+	if (rc < 0)
+		return rc;
+	stripe_row_reset(r, a, row);
+	rc = stripe_row_load_all(a, r);
+	if (rc == 0)
+		rc = stripe_row_check(a, r, &bad_columns);
+	if (rc == 0 && repair && bad_columns)
+		rc = stripe_row_write_parity(a, r);
+	stripe_cache_release(a, held);
+	*mismatch_sectors = bad_columns * (STRIPE_COLUMN_BYTES / SECTOR_BYTES);
+	return rc;
+}
+
+void stripe_io_scrub_end(struct raid_array *a, void *ctx)
+{
+	struct stripe_row *r = ctx;
+	(void)a;
+	if (r)
+		stripe_row_free(r);
+	free(r);
+}
+
 /* Recompute every row's parity from the data on the members. Runs before
  * the array serves requests, so rows of its own are enough. */
 int stripe_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)

@@ -4,6 +4,7 @@
 #ifndef RAIDFUSE_STRIPE_IO_H
 #define RAIDFUSE_STRIPE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,11 @@ int stripe_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t 
 int stripe_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi);
 int stripe_io_check(struct raid_array *a, uint64_t *mismatch_sectors);
 int stripe_io_attach(struct raid_array *a);
+uint64_t stripe_io_scrub_units(const struct raid_array *a);
+void *stripe_io_scrub_begin(struct raid_array *a);
+int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool repair,
+                         uint64_t *mismatch_sectors);
+void stripe_io_scrub_end(struct raid_array *a, void *ctx);
 int stripe_io_flush(struct raid_array *a);
 void stripe_io_detach(struct raid_array *a);
 size_t stripe_io_status(struct raid_array *a, char *buf, size_t len);

@@ -530,6 +530,36 @@ int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r)
 	return band_io_run(&io, a);
 }
 
+/* RAID6: P and Q both disagree in column c. If one data chunk explains
+ * both, say which member holds it (md's check only counts). */
+static void stripe_row_blame(struct raid_array *a, struct stripe_row *r, uint32_t c,
+                             const uint8_t *stored_p, const uint8_t *stored_q)
+{
+	void *data[RAID_MAX_MEMBERS];
+	uint8_t *scratch = parity_buf_alloc(2 * COLUMN);
+	size_t at = (size_t)c * COLUMN;
+
+	if (!scratch)
+		return;
+	for (int k = 0; k < r->lay.nr_data; k++)
+		data[r->lay.data_qslot[k]] = r->data[k] + at;
+	int slot = parity_find_bad_slot(data, r->lay.nr_data, stored_p + at, stored_q + at, scratch,
+	                                COLUMN);
+	free(scratch);
+	if (slot < 0)
+		return;
+	for (int k = 0; k < r->lay.nr_data; k++) {
+		if (r->lay.data_qslot[k] != slot)
+			continue;
+		struct member *m = a->slot[r->lay.data_role[k]];
+		array_logf(a,
+		           "row %llu, bytes %zu-%zu of the chunk: the data on role %d (%s) is wrong; "
+		           "P and Q agree on what it should be",
+		           (unsigned long long)r->row, at, at + COLUMN - 1, r->lay.data_role[k],
+		           m ? m->path : "missing");
+	}
+}
+
 int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_columns)
 {
 	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
@@ -558,13 +588,16 @@ int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_c
 	band_gen_parity(&v, nr_data, nr_parity, len);
 	for (uint32_t c = 0; c < r->nr_columns; c++) {
 		size_t at = (size_t)c * COLUMN;
-		for (int p = 0; p < nr_parity; p++) {
+		int bad_mask = 0;
+		for (int p = 0; p < nr_parity; p++)
 			if (memcmp(scratch + (size_t)p * len + at,
-			           scratch + (size_t)(nr_parity + p) * len + at, COLUMN) != 0) {
-				(*bad_columns)++;
-				break;
-			}
-		}
+			           scratch + (size_t)(nr_parity + p) * len + at, COLUMN) != 0)
+				bad_mask |= 1 << p;
+		if (!bad_mask)
+			continue;
+		(*bad_columns)++;
+		if (bad_mask == 3)
+			stripe_row_blame(a, r, c, scratch, scratch + len);
 	}
 	return 0;
 }

@@ -1,0 +1,289 @@
+/* array_ctl.c - see array_ctl.h. Values are plain text with a newline, as
+ * in sysfs; status.json is one JSON object. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "array_ctl.h"
+#include "sync.h"
+
+int array_member_count(const struct raid_array *a)
+{
+	return a->nr_members;
+}
+
+struct member *array_member_at(struct raid_array *a, int index)
+{
+	return index >= 0 && index < a->nr_members ? &a->members[index] : NULL;
+}
+
+static int show_printf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int show_printf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n < 0 ? -EIO : 0;
+}
+
+/* The first word of text (up to a newline or space). */
+static bool text_is(const char *text, size_t len, const char *word)
+{
+	size_t w = strlen(word);
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	return len == w && memcmp(text, word, w) == 0;
+}
+
+static int parse_uint(const char *text, size_t len, unsigned *out)
+{
+	char tmp[32];
+	char *end;
+
+	if (len == 0 || len >= sizeof(tmp))
+		return -EINVAL;
+	memcpy(tmp, text, len);
+	tmp[len] = '\0';
+	unsigned long v = strtoul(tmp, &end, 10);
+	while (*end == '\n' || *end == ' ')
+		end++;
+	if (*end || end == tmp || v > 100000000ul)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* ---- array attributes ------------------------------------------------ */
+
+static int show_status(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)m;
+	array_status_text(a, buf, len);
+	return 0;
+}
+
+/* "key: value" lines from the level's status, as JSON members. */
+static size_t json_from_lines(const char *lines, char *out, size_t len)
+{
+	size_t used = 0;
+	const char *line = lines;
+
+	while (*line && used < len) {
+		const char *eol = strchr(line, '\n');
+		size_t line_len = eol ? (size_t)(eol - line) : strlen(line);
+		const char *colon = memchr(line, ':', line_len);
+		if (colon && colon[1] == ' ') {
+			int key_len = (int)(colon - line);
+			const char *value = colon + 2;
+			int value_len = (int)(line_len - (size_t)(value - line));
+			bool numeric = value_len > 0 && strspn(value, "0123456789") == (size_t)value_len;
+			int n = snprintf(out + used, len - used, numeric ? ",\"%.*s\":%.*s" :
+			                 ",\"%.*s\":\"%.*s\"",
+			                 key_len, line, value_len, value);
+			if (n > 0)
+				used += (size_t)n;
+		}
+		line += line_len + (eol ? 1 : 0);
+	}
+	return used < len ? used : len;
+}
+
+static int show_status_json(struct raid_array *a, struct member *unused, char *buf, size_t len)
+{
+	struct sync_progress p;
+	char uuid[36], layout[64], level_lines[2048] = "";
+	size_t used = 0;
+
+	(void)unused;
+	array_sync_progress(a, &p);
+	md_uuid_format(a->set_uuid, uuid);
+	md_layout_name(a->geo.level, a->geo.layout, layout, sizeof(layout));
+	if (a->ops->status && a->workers_ready)
+		a->ops->status(a, level_lines, sizeof(level_lines));
+#define JSON(...)                                                              \
+	do {                                                                   \
+		if (used < len) {                                              \
+			int n_ = snprintf(buf + used, len - used, __VA_ARGS__); \
+			if (n_ > 0)                                            \
+				used += (size_t)n_;                            \
+		}                                                              \
+	} while (0)
+	pthread_mutex_lock(&a->state_lock);
+	int missing = array_missing_count(a);
+	JSON("{\"name\":\"%s\",\"uuid\":\"%s\",\"level\":\"%s\",\"layout\":\"%s\","
+	     "\"chunk_bytes\":%u,\"raid_disks\":%d,\"array_bytes\":%" PRIu64 ","
+	     "\"state\":\"%s\",\"degraded\":%d,\"read_only\":%s,\"events\":%" PRIu64 ","
+	     "\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
+	     ",\"sync_total_sectors\":%" PRIu64 ",\"sync_rate_kib\":%" PRIu64
+	     ",\"mismatch_cnt\":%" PRIu64 ",\"members\":[",
+	     a->set_name, uuid, a->ops->name, layout, a->geo.chunk_bytes, a->geo.raid_disks,
+	     a->geo.array_bytes, a->started ? "active" : "clean", missing,
+	     a->read_only ? "true" : "false", a->events, sync_action_name(p.action),
+	     p.done_sectors, p.total_sectors, p.rate_kib, p.mismatch_sectors);
+	for (int i = 0; i < a->nr_members; i++) {
+		struct member *m = &a->members[i];
+		JSON("%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","
+		     "\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64
+		     ",\"read_errors\":%" PRIu64 ",\"write_errors\":%" PRIu64 "}",
+		     i ? "," : "", i, m->path, m->role, member_state_name(m->state),
+		     (uint64_t)atomic_load(&m->bytes_read), (uint64_t)atomic_load(&m->bytes_written),
+		     (uint64_t)atomic_load(&m->read_errors), (uint64_t)atomic_load(&m->write_errors));
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	JSON("]");
+	if (used < len)
+		used += json_from_lines(level_lines, buf + used, len - used);
+	JSON("}\n");
+#undef JSON
+	return 0;
+}
+
+static int show_sync_action(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	struct sync_progress p;
+	(void)m;
+	array_sync_progress(a, &p);
+	return show_printf(buf, len, "%s\n", sync_action_name(p.action));
+}
+
+static int store_sync_action(struct raid_array *a, struct member *m, const char *text,
+                             size_t len)
+{
+	enum sync_action action;
+	char word[16];
+
+	(void)m;
+	snprintf(word, sizeof(word), "%.*s", (int)(len < 15 ? len : 15), text);
+	if (sync_action_parse(word, &action) < 0)
+		return -EINVAL;
+	return array_sync_request(a, action);
+}
+
+static int show_sync_completed(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	struct sync_progress p;
+	(void)m;
+	array_sync_progress(a, &p);
+	if (p.action == SYNC_IDLE)
+		return show_printf(buf, len, "none\n");
+	return show_printf(buf, len, "%" PRIu64 " / %" PRIu64 "\n", p.done_sectors,
+	                   p.total_sectors);
+}
+
+static int show_mismatch_cnt(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	struct sync_progress p;
+	(void)m;
+	array_sync_progress(a, &p);
+	return show_printf(buf, len, "%" PRIu64 "\n", p.mismatch_sectors);
+}
+
+static int show_sync_speed(struct raid_array *a, char *buf, size_t len, bool max)
+{
+	struct sync_progress p;
+	array_sync_progress(a, &p);
+	return show_printf(buf, len, "%u (system)\n", max ? p.speed_max_kib : p.speed_min_kib);
+}
+
+static int show_speed_min(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)m;
+	return show_sync_speed(a, buf, len, false);
+}
+
+static int show_speed_max(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)m;
+	return show_sync_speed(a, buf, len, true);
+}
+
+static int store_speed(struct raid_array *a, const char *text, size_t len, bool max)
+{
+	unsigned kib;
+	if (parse_uint(text, len, &kib) < 0 || kib == 0)
+		return -EINVAL;
+	return array_sync_set_speed(a, max, kib);
+}
+
+static int store_speed_min(struct raid_array *a, struct member *m, const char *text, size_t len)
+{
+	(void)m;
+	return store_speed(a, text, len, false);
+}
+
+static int store_speed_max(struct raid_array *a, struct member *m, const char *text, size_t len)
+{
+	(void)m;
+	return store_speed(a, text, len, true);
+}
+
+const struct array_attr array_attrs[] = {
+	{ "status", false, show_status, NULL },
+	{ "status.json", false, show_status_json, NULL },
+	{ "sync_action", true, show_sync_action, store_sync_action },
+	{ "sync_completed", false, show_sync_completed, NULL },
+	{ "mismatch_cnt", false, show_mismatch_cnt, NULL },
+	{ "sync_speed_min", true, show_speed_min, store_speed_min },
+	{ "sync_speed_max", true, show_speed_max, store_speed_max },
+	{ NULL, false, NULL, NULL },
+};
+
+/* ---- member attributes ----------------------------------------------- */
+
+static int show_member_state(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)a;
+	return show_printf(buf, len, "%s\n", member_state_name(m->state));
+}
+
+static int store_member_state(struct raid_array *a, struct member *m, const char *text,
+                              size_t len)
+{
+	if (text_is(text, len, "faulty")) {
+		if (m->state != MEMBER_IN_SYNC)
+			return m->state == MEMBER_FAULTY ? 0 : -EINVAL;
+		return array_fail_role(a, m->role);
+	}
+	if (text_is(text, len, "remove"))
+		return array_remove_member(a, m);
+	return -EINVAL;
+}
+
+static int show_member_slot(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)a;
+	if (m->state != MEMBER_IN_SYNC)
+		return show_printf(buf, len, "none\n");
+	return show_printf(buf, len, "%d\n", m->role);
+}
+
+static int show_member_path(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)a;
+	return show_printf(buf, len, "%s\n", m->path);
+}
+
+static int show_member_errors(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)a;
+	return show_printf(buf, len, "read %" PRIu64 " write %" PRIu64 "\n",
+	                   (uint64_t)atomic_load(&m->read_errors),
+	                   (uint64_t)atomic_load(&m->write_errors));
+}
+
+const struct array_attr member_attrs[] = {
+	{ "state", true, show_member_state, store_member_state },
+	{ "slot", false, show_member_slot, NULL },
+	{ "path", false, show_member_path, NULL },
+	{ "errors", false, show_member_errors, NULL },
+	{ NULL, false, NULL, NULL },
+};

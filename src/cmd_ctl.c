@@ -1,0 +1,235 @@
+/* cmd_ctl.c - the verbs that drive a mounted array: thin clients of the
+ * control files under MOUNT/.raidfuse/ (status, status.json, sync_action,
+ * sync_completed, mismatch_cnt, devN/state). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Read MOUNT/.raidfuse/NAME into buf (NUL-terminated). 0 or -errno. */
+static int ctl_read(const char *mount, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/.raidfuse/%s", mount, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t got = read(fd, buf, len - 1);
+	int rc = got < 0 ? -errno : 0;
+	close(fd);
+	buf[got > 0 ? got : 0] = '\0';
+	return rc;
+}
+
+static int ctl_write(const char *mount, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/.raidfuse/%s", mount, name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t put = write(fd, text, strlen(text));
+	int rc = put < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+static bool ctl_is_mount(const char *verb, const char *mount)
+{
+	char pid[32];
+	int rc = ctl_read(mount, "pid", pid, sizeof(pid));
+	if (rc < 0)
+		cli_error(verb, "%s is not a raidfuse mount (%s)", mount, strerror(-rc));
+	return rc == 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static char buf[65536];
+	bool json = argc == 3 && strcmp(argv[1], "--json") == 0;
+
+	if (!(argc == 2 || json) || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		bool help = argc == 2;
+		fprintf(help ? stdout : stderr, "Usage: raidfuse status [--json] MOUNTPOINT\n");
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	const char *mount = argv[argc - 1];
+	if (!ctl_is_mount("status", mount))
+		return CLI_EXIT_ERROR;
+	int rc = ctl_read(mount, json ? "status.json" : "status", buf, sizeof(buf));
+	if (rc < 0) {
+		cli_error("status", "cannot read the status of %s: %s", mount, strerror(-rc));
+		return CLI_EXIT_ERROR;
+	}
+	fputs(buf, stdout);
+	return CLI_EXIT_OK;
+}
+
+/* The devN directory of a member named by path (any spelling that
+ * resolves to the same file), by devN, or by the path the array knows. */
+static int ctl_find_member(const char *mount, const char *name, char *dev, size_t devlen)
+{
+	char want[PATH_MAX] = "", path[PATH_MAX + 16], attr[32];
+
+	if (strncmp(name, "dev", 3) == 0 && name[3] && strspn(name + 3, "0123456789") == strlen(name + 3)) {
+		snprintf(attr, sizeof(attr), "%s/path", name);
+		if (ctl_read(mount, attr, path, sizeof(path)) == 0) {
+			snprintf(dev, devlen, "%s", name);
+			return 0;
+		}
+		return -ENOENT;
+	}
+	if (!realpath(name, want))
+		snprintf(want, sizeof(want), "%s", name);
+	for (int i = 0; i < 1024; i++) {
+		snprintf(attr, sizeof(attr), "dev%d/path", i);
+		if (ctl_read(mount, attr, path, sizeof(path)) < 0)
+			break;
+		path[strcspn(path, "\n")] = '\0';
+		if (strcmp(path, want) == 0 || strcmp(path, name) == 0) {
+			snprintf(dev, devlen, "dev%d", i);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int ctl_member_verb(const char *verb, const char *action, int argc, char **argv)
+{
+	char dev[32], attr[64];
+
+	if (argc != 3 || strcmp(argv[1], "--help") == 0) {
+		bool help = argc == 2 && strcmp(argv[1], "--help") == 0;
+		fprintf(help ? stdout : stderr, "Usage: raidfuse %s MOUNTPOINT MEMBER\n"
+		        "MEMBER is the member's path or devN (see MOUNTPOINT/.raidfuse/).\n", verb);
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	if (!ctl_is_mount(verb, argv[1]))
+		return CLI_EXIT_ERROR;
+	if (ctl_find_member(argv[1], argv[2], dev, sizeof(dev)) < 0) {
+		cli_error(verb, "%s is not a member of the array mounted at %s", argv[2], argv[1]);
+		return CLI_EXIT_ERROR;
+	}
+	snprintf(attr, sizeof(attr), "%s/state", dev);
+	int rc = ctl_write(argv[1], attr, action);
+	if (rc == -EBUSY)
+		cli_error(verb, "%s: refused: %s", argv[2],
+		          strcmp(action, "faulty") == 0 ?
+		                  "the array cannot run without it (no redundancy left)" :
+		                  "it is in sync; fail it first");
+	else if (rc < 0)
+		cli_error(verb, "%s: %s", argv[2], strerror(-rc));
+	return rc < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+}
+
+int cmd_fail(int argc, char **argv)
+{
+	return ctl_member_verb("fail", "faulty", argc, argv);
+}
+
+int cmd_remove(int argc, char **argv)
+{
+	return ctl_member_verb("remove", "remove", argc, argv);
+}
+
+static int ctl_sync_verb(const char *verb, int argc, char **argv)
+{
+	if (argc != 2 || strcmp(argv[1], "--help") == 0) {
+		bool help = argc == 2;
+		fprintf(help ? stdout : stderr,
+		        "Usage: raidfuse %s MOUNTPOINT\nStarts md's \"%s\" in the background; "
+		        "'raidfuse wait MOUNTPOINT' follows it.\n", verb, verb);
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	if (!ctl_is_mount(verb, argv[1]))
+		return CLI_EXIT_ERROR;
+	int rc = ctl_write(argv[1], "sync_action", verb);
+	if (rc < 0) {
+		cli_error(verb, "%s: %s", argv[1],
+		          rc == -EBUSY ? "another check or repair is running" :
+		          rc == -ENODEV ? "the array is degraded: nothing to compare against" :
+		          rc == -EOPNOTSUPP ? "this level has no redundancy to check" :
+		                               strerror(-rc));
+		return CLI_EXIT_ERROR;
+	}
+	return CLI_EXIT_OK;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	return ctl_sync_verb("check", argc, argv);
+}
+
+int cmd_repair(int argc, char **argv)
+{
+	return ctl_sync_verb("repair", argc, argv);
+}
+
+static double ctl_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int cmd_wait(int argc, char **argv)
+{
+	char action[64], completed[64], mismatch[64];
+	bool tty = isatty(STDOUT_FILENO);
+	double start = ctl_now(), last_line = 0;
+
+	if (argc != 2 || strcmp(argv[1], "--help") == 0) {
+		bool help = argc == 2;
+		fprintf(help ? stdout : stderr, "Usage: raidfuse wait MOUNTPOINT\n"
+		        "Waits until the running check or repair ends, showing progress.\n");
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	const char *mount = argv[1];
+	if (!ctl_is_mount("wait", mount))
+		return CLI_EXIT_ERROR;
+	for (;;) {
+		if (ctl_read(mount, "sync_action", action, sizeof(action)) < 0 ||
+		    ctl_read(mount, "sync_completed", completed, sizeof(completed)) < 0) {
+			cli_error("wait", "%s went away", mount);
+			return CLI_EXIT_ERROR;
+		}
+		action[strcspn(action, "\n")] = '\0';
+		if (strcmp(action, "idle") == 0)
+			break;
+		uint64_t done = 0, total = 0;
+		if (sscanf(completed, "%" SCNu64 " / %" SCNu64, &done, &total) == 2 && total) {
+			double now = ctl_now(), elapsed = now - start;
+			double pct = 100.0 * (double)done / (double)total;
+			double mib_s = elapsed > 0 ? (double)done / 2048.0 / elapsed : 0;
+			double eta = mib_s > 0 ? (double)(total - done) / 2048.0 / mib_s : 0;
+			if (tty) {
+				int filled = (int)(pct / 2.5);
+				printf("\r%s [%-40.*s] %5.1f%% %7.1f MiB/s ETA %4.0f s", action, filled,
+				       "########################################", pct, mib_s, eta);
+				fflush(stdout);
+			} else if (now - last_line >= 2.0) {
+				printf("%s: %.1f%% (%" PRIu64 "/%" PRIu64 " sectors), %.1f MiB/s, ETA %.0f s\n",
+				       action, pct, done, total, mib_s, eta);
+				fflush(stdout);
+				last_line = now;
+			}
+		}
+		struct timespec nap = { 0, 200 * 1000 * 1000 };
+		nanosleep(&nap, NULL);
+	}
+	if (tty)
+		printf("\r%-78s\r", "");
+	ctl_read(mount, "mismatch_cnt", mismatch, sizeof(mismatch));
+	printf("done: mismatch_cnt %s", mismatch);
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,217 @@
+/* sync.c - see sync.h.
+ *
+ * The scrub walks the level's units in order; each unit is done by the
+ * level's scrub_unit, which holds the unit against user writes while it
+ * reads and (for repair) rewrites, so a scrub never races a writer. The
+ * walk sleeps as needed to stay under sync_speed_max.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "array.h"
+#include "sync.h"
+
+struct array_sync {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool thread_joinable;
+	bool cancel;
+	struct sync_progress p;
+};
+
+const char *sync_action_name(enum sync_action action)
+{
+	switch (action) {
+	case SYNC_CHECK: return "check";
+	case SYNC_REPAIR: return "repair";
+	default: return "idle";
+	}
+}
+
+int sync_action_parse(const char *text, enum sync_action *action)
+{
+	size_t len = strcspn(text, "\n");
+	if (len == 5 && strncmp(text, "check", 5) == 0)
+		*action = SYNC_CHECK;
+	else if (len == 6 && strncmp(text, "repair", 6) == 0)
+		*action = SYNC_REPAIR;
+	else if (len == 4 && strncmp(text, "idle", 4) == 0)
+		*action = SYNC_IDLE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct array_sync *array_sync_get(struct raid_array *a)
+{
+	pthread_mutex_lock(&a->state_lock);
+	if (!a->sync) {
+		a->sync = calloc(1, sizeof(*a->sync));
+		if (a->sync) {
+			pthread_mutex_init(&a->sync->lock, NULL);
+			a->sync->p.speed_min_kib = SYNC_DEFAULT_SPEED_MIN_KIB;
+			a->sync->p.speed_max_kib = SYNC_DEFAULT_SPEED_MAX_KIB;
+		}
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	return a->sync;
+}
+
+static void *sync_main(void *arg)
+{
+	struct raid_array *a = arg;
+	struct array_sync *s = a->sync;
+	uint64_t units = a->ops->scrub_units(a);
+	bool repair = s->p.action == SYNC_REPAIR;
+	void *ctx = a->ops->scrub_begin ? a->ops->scrub_begin(a) : NULL;
+	double start = now_seconds();
+	int rc = 0;
+
+	for (uint64_t unit = 0; unit < units; unit++) {
+		uint64_t mismatch = 0;
+
+		pthread_mutex_lock(&s->lock);
+		bool cancel = s->cancel;
+		unsigned max_kib = s->p.speed_max_kib;
+		pthread_mutex_unlock(&s->lock);
+		if (cancel)
+			break;
+		rc = a->ops->scrub_unit(a, ctx, unit, repair, &mismatch);
+		if (rc < 0)
+			break;
+		uint64_t done = (unit + 1) * s->p.total_sectors / units;
+		double elapsed = now_seconds() - start;
+		double kib = (double)done / 2.0;
+		/* Stay under the ceiling: sleep until the average rate is
+		 * back at sync_speed_max. */
+		if (max_kib && kib / (elapsed > 1e-6 ? elapsed : 1e-6) > max_kib) {
+			double ahead = kib / max_kib - elapsed;
+			struct timespec nap = { (time_t)ahead,
+			                        (long)((ahead - (double)(time_t)ahead) * 1e9) };
+			nanosleep(&nap, NULL);
+			elapsed = now_seconds() - start;
+		}
+		pthread_mutex_lock(&s->lock);
+		s->p.done_sectors = done;
+		s->p.mismatch_sectors += mismatch;
+		s->p.rate_kib = elapsed > 0 ? (uint64_t)(kib / elapsed) : 0;
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (a->ops->scrub_end)
+		a->ops->scrub_end(a, ctx);
+	pthread_mutex_lock(&s->lock);
+	s->p.last_result = rc;
+	s->p.action = SYNC_IDLE;
+	pthread_mutex_unlock(&s->lock);
+	array_logf(a, "%s %s: %s, mismatch_cnt %llu", a->ops->name,
+	           sync_action_name(s->p.last_action), rc < 0 ? strerror(-rc) : "done",
+	           (unsigned long long)s->p.mismatch_sectors);
+	return NULL;
+}
+
+static void sync_join(struct array_sync *s)
+{
+	pthread_mutex_lock(&s->lock);
+	bool joinable = s->thread_joinable;
+	s->thread_joinable = false;
+	pthread_mutex_unlock(&s->lock);
+	if (joinable)
+		pthread_join(s->thread, NULL);
+}
+
+int array_sync_request(struct raid_array *a, enum sync_action action)
+{
+	struct array_sync *s = array_sync_get(a);
+
+	if (!s)
+		return -ENOMEM;
+	if (action == SYNC_IDLE) {
+		pthread_mutex_lock(&s->lock);
+		s->cancel = true;
+		pthread_mutex_unlock(&s->lock);
+		sync_join(s);
+		return 0;
+	}
+	if (!a->ops->scrub_unit)
+		return -EOPNOTSUPP;
+	if (array_missing_count(a))
+		return -ENODEV;
+	if (action == SYNC_REPAIR && a->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&s->lock);
+	if (s->p.action != SYNC_IDLE) {
+		pthread_mutex_unlock(&s->lock);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&s->lock);
+	sync_join(s); /* reap a finished one */
+	int rc = array_workers_start(a);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	s->cancel = false;
+	s->p.action = action;
+	s->p.last_action = action;
+	s->p.done_sectors = 0;
+	s->p.total_sectors = a->geo.dev_bytes ? a->geo.dev_bytes / SECTOR_BYTES
+	                                      : a->geo.array_bytes / SECTOR_BYTES;
+	s->p.mismatch_sectors = 0;
+	s->p.rate_kib = 0;
+	s->p.last_result = 0;
+	rc = pthread_create(&s->thread, NULL, sync_main, a) == 0 ? 0 : -EAGAIN;
+	if (rc == 0)
+		s->thread_joinable = true;
+	else
+		s->p.action = SYNC_IDLE;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void array_sync_progress(struct raid_array *a, struct sync_progress *out)
+{
+	struct array_sync *s = array_sync_get(a);
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	*out = s->p;
+	pthread_mutex_unlock(&s->lock);
+}
+
+int array_sync_set_speed(struct raid_array *a, bool max, unsigned kib_per_s)
+{
+	struct array_sync *s = array_sync_get(a);
+
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	if (max)
+		s->p.speed_max_kib = kib_per_s;
+	else
+		s->p.speed_min_kib = kib_per_s;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void array_sync_shutdown(struct raid_array *a)
+{
+	if (!a->sync)
+		return;
+	array_sync_request(a, SYNC_IDLE);
+	pthread_mutex_destroy(&a->sync->lock);
+	free(a->sync);
+	a->sync = NULL;
+}

@@ -28,13 +28,35 @@ void array_logf(struct raid_array *a, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
+	time_t now = time(NULL);
+	struct tm tm;
 
-	if (!a->log)
-		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	a->log(a->log_ctx, msg);
+	gmtime_r(&now, &tm);
+	pthread_mutex_lock(&a->log_lock);
+	char *slot = a->log_ring[a->log_next++ % 64];
+	size_t stamp = strftime(slot, 32, "%Y-%m-%dT%H:%M:%SZ ", &tm);
+	snprintf(slot + stamp, sizeof(a->log_ring[0]) - stamp, "%s", msg);
+	pthread_mutex_unlock(&a->log_lock);
+	if (a->log)
+		a->log(a->log_ctx, msg);
+}
+
+void array_log_text(struct raid_array *a, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	pthread_mutex_lock(&a->log_lock);
+	unsigned first = a->log_next > 64 ? a->log_next - 64 : 0;
+	for (unsigned i = first; i < a->log_next && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s\n", a->log_ring[i % 64]);
+		if (n > 0)
+			used += (size_t)n;
+	}
+	pthread_mutex_unlock(&a->log_lock);
 }
 
 int array_geometry_from_super(struct raid_geometry *geo, const struct md_super *sb, char *err,
@@ -228,6 +250,7 @@ static void array_free(struct raid_array *a)
 		a->ops->geometry_free(a->level_priv);
 	row_locks_destroy(&a->row_locks);
 	pthread_mutex_destroy(&a->workers_lock);
+	pthread_mutex_destroy(&a->log_lock);
 	pthread_mutex_destroy(&a->state_lock);
 	free(a);
 }
@@ -384,6 +407,7 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	pthread_mutex_init(&a->state_lock, NULL);
 	pthread_mutex_init(&a->workers_lock, NULL);
+	pthread_mutex_init(&a->log_lock, NULL);
 	row_locks_init(&a->row_locks);
 	a->read_only = opts->read_only;
 	if (opts->tuning_set)
@@ -736,7 +760,7 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	              a->read_only ? " (read-only)" : "", a->ops->name);
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		if (a->slot[role])
-			STATUS_APPEND(" %s[%d]", a->slot[role]->path, role);
+			STATUS_APPEND(" %s[%d]", a->slot[role]->abs_path, role);
 	STATUS_APPEND("\n      %" PRIu64 " blocks super 1.2%s%s%s [%d/%d] [",
 	              a->geo.array_bytes / 1024, chunk, layout[0] ? ", layout " : "", layout,
 	              a->geo.raid_disks, a->geo.raid_disks - nr_missing);
@@ -753,7 +777,7 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 		if (m)
 			STATUS_APPEND("member %d: %s in_sync read_bytes=%" PRIu64
 			              " written_bytes=%" PRIu64 "\n",
-			              role, m->path, (uint64_t)atomic_load(&m->bytes_read),
+			              role, m->abs_path, (uint64_t)atomic_load(&m->bytes_read),
 			              (uint64_t)atomic_load(&m->bytes_written));
 		else
 			STATUS_APPEND("member %d: missing\n", role);

@@ -69,7 +69,14 @@ struct raid_array {
 
 	void (*log)(void *ctx, const char *msg); /* warnings and state changes */
 	void *log_ctx;
+	/* The last lines logged, for MOUNT/.raidfuse/log (md's dmesg lines). */
+	pthread_mutex_t log_lock;
+	char log_ring[64][256];
+	unsigned log_next;
 };
+
+/* The lines in the log ring, oldest first, into buf. */
+void array_log_text(struct raid_array *a, char *buf, size_t len);
 
 struct array_assemble_opts {
 	bool run_degraded;   /* --run: start with members missing */

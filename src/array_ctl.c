@@ -134,7 +134,7 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 		JSON("%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","
 		     "\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64
 		     ",\"read_errors\":%" PRIu64 ",\"write_errors\":%" PRIu64 "}",
-		     i ? "," : "", i, m->path, m->role, member_state_name(m->state),
+		     i ? "," : "", i, m->abs_path, m->role, member_state_name(m->state),
 		     (uint64_t)atomic_load(&m->bytes_read), (uint64_t)atomic_load(&m->bytes_written),
 		     (uint64_t)atomic_load(&m->read_errors), (uint64_t)atomic_load(&m->write_errors));
 	}
@@ -226,8 +226,16 @@ static int store_speed_max(struct raid_array *a, struct member *m, const char *t
 	return store_speed(a, text, len, true);
 }
 
+static int show_log(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)m;
+	array_log_text(a, buf, len);
+	return 0;
+}
+
 const struct array_attr array_attrs[] = {
 	{ "status", false, show_status, NULL },
+	{ "log", false, show_log, NULL },
 	{ "status.json", false, show_status_json, NULL },
 	{ "sync_action", true, show_sync_action, store_sync_action },
 	{ "sync_completed", false, show_sync_completed, NULL },
@@ -269,7 +277,7 @@ static int show_member_slot(struct raid_array *a, struct member *m, char *buf, s
 static int show_member_path(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
 	(void)a;
-	return show_printf(buf, len, "%s\n", m->path);
+	return show_printf(buf, len, "%s\n", m->abs_path);
 }
 
 static int show_member_errors(struct raid_array *a, struct member *m, char *buf, size_t len)

@@ -78,27 +78,6 @@ static int mount_check_paths(char **members, int nr_members, const char *mountpo
 	return 0;
 }
 
-/* path with its folder resolved: the file itself is not followed, so a
- * member that is a symlink is still refused when it is opened. */
-static char *mount_absolute_path(const char *path)
-{
-	char dir[PATH_MAX], resolved[PATH_MAX], joined[PATH_MAX * 2];
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (!*base || !realpath(dir, resolved))
-		return strdup(path);
-	snprintf(joined, sizeof(joined), "%s%s%s", resolved,
-	         resolved[strlen(resolved) - 1] == '/' ? "" : "/", base);
-	return strdup(joined);
-}
-
 static const char *long_opts_name(const struct option *opts, int val)
 {
 	for (; opts->name; opts++)
@@ -233,26 +212,8 @@ int cmd_mount(int argc, char **argv)
 	fopts.mountpoint = mount_real;
 
 	aopts.log = fs_log;
-	/* Absolute paths: the daemon runs from /, and `raidfuse fail MOUNT
-	 * PATH` finds a member by its resolved path. */
-	char *member_paths[RAID_MAX_MEMBERS * 2];
-	if (nr_members > (int)(sizeof(member_paths) / sizeof(member_paths[0]))) {
-		cli_error("mount", "too many members (%d)", nr_members);
-		return CLI_EXIT_USAGE;
-	}
-	for (int i = 0; i < nr_members; i++) {
-		member_paths[i] = mount_absolute_path(members[i]);
-		if (!member_paths[i]) {
-			while (i-- > 0)
-				free(member_paths[i]);
-			cli_error("mount", "out of memory");
-			return CLI_EXIT_ERROR;
-		}
-	}
-	int assembled = array_assemble(&array, (const char *const *)member_paths, nr_members,
-	                               &aopts, err, sizeof(err));
-	for (int i = 0; i < nr_members; i++)
-		free(member_paths[i]);
+	int assembled = array_assemble(&array, (const char *const *)members, nr_members, &aopts,
+	                               err, sizeof(err));
 	if (assembled < 0) {
 		cli_error("mount", "%s", err);
 		return CLI_EXIT_ERROR;

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,27 @@
 
 #include "errmsg.h"
 #include "member.h"
+
+/* path with its folder resolved to an absolute one; the file itself is
+ * not followed (a member that is a symlink is refused when opened). */
+static char *member_resolve_path(const char *path)
+{
+	char dir[PATH_MAX], resolved[PATH_MAX], joined[PATH_MAX * 2];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (!*base || !realpath(dir, resolved))
+		return strdup(path);
+	snprintf(joined, sizeof(joined), "%s%s%s", resolved,
+	         resolved[strlen(resolved) - 1] == '/' ? "" : "/", base);
+	return strdup(joined);
+}
 
 int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen)
 {
@@ -57,7 +80,10 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 		                   "%s: not a regular file or block device", path);
 	}
 	m->path = strdup(path);
-	if (!m->path) {
+	m->abs_path = member_resolve_path(path);
+	if (!m->path || !m->abs_path) {
+		free(m->path);
+		free(m->abs_path);
 		close(fd);
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	}
@@ -98,7 +124,9 @@ void member_close(struct member *m)
 		close(m->fd);
 	m->fd = -1;
 	free(m->path);
+	free(m->abs_path);
 	m->path = NULL;
+	m->abs_path = NULL;
 }
 
 int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes)

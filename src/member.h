@@ -26,7 +26,8 @@ enum member_state {
 const char *member_state_name(enum member_state state);
 
 struct member {
-	char *path;                  /* as the user named it */
+	char *path;                  /* as the user named it (for messages) */
+	char *abs_path;              /* its folder resolved (status, matching) */
 	enum member_state state;
 	int role;                    /* slot served, or -1 */
 	int fd;                      /* -1 when closed */

@@ -119,16 +119,21 @@ check_array() {
 		expect MD "Raid Devices" "$n" "$t (mdadm)"
 		expect MD "Device Role" "Active device $i" "$t (mdadm)"
 		expect MD State clean "$t (mdadm)"
-		# No bitmap, no journal, no reshape. raid0 may carry
+		# No journal, no reshape. raid1/5/6 carry an internal
+		# write-intent bitmap by default (0x1); raid0 may carry
 		# MD_FEATURE_RAID0_LAYOUT (0x1000) with an explicit layout.
-		if [ "$level" = 0 ]; then
+		case $level in
+		0)
 			case ${MD[Feature Map]-} in
 			0x0 | 0x1000) ;;
 			*) fail "$t: mdadm Feature Map '${MD[Feature Map]-}', expected 0x0 (or 0x1000 for raid0)" ;;
-			esac
-		else
-			expect MD "Feature Map" 0x0 "$t (mdadm)"
-		fi
+			esac ;;
+		1 | 5 | 6)
+			expect MD "Feature Map" 0x1 "$t (mdadm)"
+			expect MD "Internal Bitmap" "8 sectors from superblock" "$t (mdadm)" ;;
+		*)
+			expect MD "Feature Map" 0x0 "$t (mdadm)" ;;
+		esac
 		[ -n "$want_layout" ] && expect MD Layout "$want_layout" "$t (mdadm)"
 		[ "$chunked" = 1 ] && expect MD "Chunk Size" "${ckib}K" "$t (mdadm)"
 		[[ ${MD[Checksum]-} =~ ^[0-9a-f]{1,8}\ -\ correct$ ]] ||

@@ -143,8 +143,11 @@ setup_array() {
 	mkdir -p "$DIR"
 	MEMBERS=()
 	for ((r = 0; r < n; r++)); do MEMBERS+=("$DIR/m$r.img"); done
+	# No bitmap: the dirty-resync case below corrupts parity outside any
+	# region written before the kill and expects the full resync of an
+	# array without one (the bitmap has its own test, bitmap.sh).
 	"$RAIDFUSE" create --level "$level" --raid-devices "$n" --chunk 64K --size 64M \
-		--name "deg-raid$level" "${MEMBERS[@]}" >"$WORK/create.out" 2>&1 ||
+		--bitmap none --name "deg-raid$level" "${MEMBERS[@]}" >"$WORK/create.out" 2>&1 ||
 		fail "raid$level: create failed: $(cat "$WORK/create.out")"
 	mnt_ok "raid$level: first mount" "${MEMBERS[@]}"
 	status_has "raid$level: first mount" "[$n/$n] $(updown "$n" -)"

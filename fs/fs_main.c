@@ -78,6 +78,10 @@ int fs_run(struct raid_array *array, const struct fs_options *opts)
 		fprintf(stderr, "raidfuse: cannot daemonize\n");
 		goto out_unmount;
 	}
+	/* Threads started before the fork would be gone: start them now, and
+	 * resume or begin a rebuild if a spare waits. */
+	array_workers_start(array);
+	array_recovery_kick(array);
 	loop_cfg = fuse_loop_cfg_create();
 	if (!loop_cfg)
 		goto out_unmount;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -89,6 +90,13 @@ int array_geometry_from_super(struct raid_geometry *geo, const struct md_super *
 
 /* Write the array state to every serving member: events bumped, dirty or
  * clean, roles. Caller holds state_lock. */
+/* Members whose superblocks follow the array's state. */
+static bool member_is_live(const struct member *m)
+{
+	return m->state == MEMBER_IN_SYNC || m->state == MEMBER_REBUILDING ||
+	       m->state == MEMBER_SPARE;
+}
+
 static int array_super_sync(struct raid_array *a, bool clean)
 {
 	int rc = 0;
@@ -96,9 +104,9 @@ static int array_super_sync(struct raid_array *a, bool clean)
 	if (a->read_only)
 		return 0;
 	a->events++;
-	for (int role = 0; role < a->geo.raid_disks; role++) {
-		struct member *m = a->slot[role];
-		if (!m)
+	for (int i = 0; i < a->nr_members; i++) {
+		struct member *m = &a->members[i];
+		if (!member_is_live(m))
 			continue;
 		m->sb.events = a->events;
 		m->sb.utime = (uint64_t)time(NULL);
@@ -117,13 +125,19 @@ static int array_super_sync(struct raid_array *a, bool clean)
 }
 
 /* Record role as faulty in every serving member's roles table. */
+/* Set dev_roles[dev_number] in every live member's superblock. */
+static void array_roles_set(struct raid_array *a, uint32_t dev_number, uint16_t role)
+{
+	for (int i = 0; i < a->nr_members; i++) {
+		struct member *m = &a->members[i];
+		if (member_is_live(m) && dev_number < m->sb.max_dev)
+			m->sb.dev_roles[dev_number] = role;
+	}
+}
+
 static void array_roles_mark_faulty(struct raid_array *a, uint32_t dev_number)
 {
-	for (int role = 0; role < a->geo.raid_disks; role++) {
-		struct member *m = a->slot[role];
-		if (m && dev_number < m->sb.max_dev)
-			m->sb.dev_roles[dev_number] = MD_ROLE_FAULTY;
-	}
+	array_roles_set(a, dev_number, MD_ROLE_FAULTY);
 }
 
 int array_missing_count(const struct raid_array *a)
@@ -137,7 +151,7 @@ int array_missing_count(const struct raid_array *a)
 bool array_member_error(struct raid_array *a, int role, int err, bool is_write)
 {
 	bool missing[RAID_MAX_MEMBERS];
-	bool failed = false;
+	bool failed = false, kick = false;
 
 	pthread_mutex_lock(&a->state_lock);
 	struct member *m = a->slot[role];
@@ -155,6 +169,7 @@ bool array_member_error(struct raid_array *a, int role, int err, bool is_write)
 		failed = true;
 		array_logf(a, "member %s (role %d) failed on %s: %s; the array continues degraded",
 		          m->path, role, is_write ? "write" : "read", strerror(-err));
+		kick = true;
 	} else {
 		if (is_write && a->sticky_error == 0)
 			a->sticky_error = err;
@@ -162,6 +177,8 @@ bool array_member_error(struct raid_array *a, int role, int err, bool is_write)
 		          m->path, role, is_write ? "write" : "read", strerror(-err));
 	}
 	pthread_mutex_unlock(&a->state_lock);
+	if (kick)
+		array_recovery_kick(a); /* a spare takes over at once */
 	return failed;
 }
 
@@ -190,6 +207,7 @@ int array_fail_role(struct raid_array *a, int role)
 	pthread_mutex_unlock(&a->state_lock);
 	array_logf(a, "member %s (role %d) set faulty; the array continues degraded", m->path,
 	           role);
+	array_recovery_kick(a);
 	return 0;
 }
 
@@ -209,6 +227,188 @@ int array_remove_member(struct raid_array *a, struct member *m)
 	if (rc == 0)
 		array_logf(a, "member %s removed", m->path);
 	return rc;
+}
+
+/* ---- recovery and added members ------------------------------------- */
+
+int array_recovery_begin(struct raid_array *a, int role, struct member *m)
+{
+	pthread_mutex_lock(&a->state_lock);
+	if (a->slot[role] || (a->rebuilding[role] && a->rebuilding[role] != m)) {
+		pthread_mutex_unlock(&a->state_lock);
+		return -EBUSY;
+	}
+	if (a->rebuilding[role] != m) {
+		a->rebuilding[role] = m;
+		atomic_store(&a->rebuilt_bytes[role], 0);
+		m->sb.recovery_offset = 0;
+	}
+	m->role = role;
+	m->state = MEMBER_REBUILDING;
+	m->sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+	array_roles_set(a, m->sb.dev_number, (uint16_t)role);
+	int rc = array_super_sync(a, false);
+	pthread_mutex_unlock(&a->state_lock);
+	array_logf(a, "recovery of role %d onto %s started", role, m->path);
+	return rc;
+}
+
+void array_recovery_checkpoint(struct raid_array *a, int role)
+{
+	pthread_mutex_lock(&a->state_lock);
+	struct member *m = a->rebuilding[role];
+	if (m && !a->read_only) {
+		m->sb.recovery_offset = atomic_load(&a->rebuilt_bytes[role]) / SECTOR_BYTES;
+		if (member_super_store(m) == 0)
+			member_sync(m);
+	}
+	pthread_mutex_unlock(&a->state_lock);
+}
+
+int array_recovery_finish(struct raid_array *a, int role)
+{
+	pthread_mutex_lock(&a->state_lock);
+	struct member *m = a->rebuilding[role];
+	if (!m) {
+		pthread_mutex_unlock(&a->state_lock);
+		return -ENODEV;
+	}
+	/* What the rebuild wrote must be durable before the superblocks say
+	 * the member is in sync. */
+	int rc = member_sync(m);
+	if (rc == 0) {
+		a->slot[role] = m;
+		a->rebuilding[role] = NULL;
+		m->state = MEMBER_IN_SYNC;
+		m->sb.recovery_offset = MD_RESYNC_NONE;
+		m->sb.feature_map &= ~MD_FEATURE_RECOVERY_OFFSET;
+		rc = array_super_sync(a, false);
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	array_logf(a, "recovery of role %d onto %s %s", role, m->path,
+	           rc == 0 ? "finished: the member is in sync" : "could not be completed");
+	return rc;
+}
+
+bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_out)
+{
+	if (a->read_only || !a->started || !a->ops->recover_unit)
+		return false;
+	if (a->ops->recover_in_order && !a->ops->recover_in_order(a))
+		return false;
+	pthread_mutex_lock(&a->state_lock);
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		if (a->slot[role])
+			continue;
+		struct member *m = a->rebuilding[role];
+		for (int i = 0; !m && i < a->nr_members; i++)
+			if (a->members[i].state == MEMBER_SPARE)
+				m = &a->members[i];
+		if (!m)
+			continue;
+		*role_out = role;
+		*m_out = m;
+		pthread_mutex_unlock(&a->state_lock);
+		return true;
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	return false;
+}
+
+void array_recovery_kick(struct raid_array *a)
+{
+	int role;
+	struct member *m;
+
+	/* One rebuild at a time; the sync thread goes on to the next. */
+	if (array_recovery_next(a, &role, &m))
+		array_sync_recover(a, role, m);
+}
+
+int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen)
+{
+	const struct member *model = NULL;
+	uint32_t next_dev = 0;
+	int rc;
+
+	if (a->read_only)
+		return errmsg_fail(-EROFS, err, errlen, "the array is mounted read-only");
+	if (!a->ops->recover_unit)
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "%s has no redundancy to rebuild a member from", a->ops->name);
+	if (a->nr_members >= a->members_capacity)
+		return errmsg_fail(-ENOSPC, err, errlen, "too many members added");
+	for (int role = 0; role < a->geo.raid_disks && !model; role++)
+		model = a->slot[role];
+	if (!model)
+		return errmsg_fail(-ENODEV, err, errlen, "no member in sync to copy from");
+
+	struct member *m = &a->members[a->nr_members];
+	rc = member_open(m, path, false, err, errlen);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < a->nr_members; i++) {
+		const struct member *x = &a->members[i];
+		if (x->st_dev == m->st_dev && x->st_ino == m->st_ino && x->state != MEMBER_REMOVED) {
+			member_close(m);
+			return errmsg_fail(-EEXIST, err, errlen, "%s is a member of this array already",
+			                   path);
+		}
+		if (x->sb.dev_number + 1 > next_dev)
+			next_dev = x->sb.dev_number + 1;
+	}
+	rc = member_claim(m, true, err, errlen);
+	if (rc < 0) {
+		member_close(m);
+		return rc;
+	}
+	uint64_t need = model->data_offset_bytes + a->geo.dev_bytes;
+	if (m->file_bytes < need) {
+		uint64_t have = m->file_bytes;
+		member_close(m);
+		return errmsg_fail(-ENOSPC, err, errlen,
+		                   "%s is %" PRIu64 " bytes; a member of this array needs %" PRIu64,
+		                   path, have, need);
+	}
+	struct md_super old;
+	if (member_super_load(m, NULL, 0) == 0 && memcmp(m->sb.set_uuid, a->set_uuid, 16) == 0) {
+		old = m->sb;
+		uint16_t old_role = md_super_role(&old);
+		if (old_role < a->geo.raid_disks && a->slot[old_role]) {
+			member_close(m);
+			return errmsg_fail(-EBUSY, err, errlen,
+			                   "%s was role %u of this array, which another member now "
+			                   "serves: it was replaced; wipe it (raidfuse create --force) "
+			                   "to add it as a new member",
+			                   path, old_role);
+		}
+	}
+	if (next_dev >= model->sb.max_dev) {
+		member_close(m);
+		return errmsg_fail(-ENOSPC, err, errlen, "no free device number in the superblock");
+	}
+	m->sb = model->sb;
+	m->sb.dev_number = next_dev;
+	m->sb.data_size = m->file_bytes / SECTOR_BYTES - m->sb.data_offset;
+	m->sb.recovery_offset = MD_RESYNC_NONE;
+	m->sb.feature_map &= ~MD_FEATURE_RECOVERY_OFFSET;
+	m->data_offset_bytes = model->data_offset_bytes;
+	if (getrandom(m->sb.device_uuid, sizeof(m->sb.device_uuid), 0) != sizeof(m->sb.device_uuid)) {
+		member_close(m);
+		return errmsg_fail(-EIO, err, errlen, "cannot get random bytes");
+	}
+	m->role = -1;
+	m->state = MEMBER_SPARE;
+	pthread_mutex_lock(&a->state_lock);
+	a->nr_members++;
+	array_roles_set(a, next_dev, MD_ROLE_SPARE);
+	rc = array_super_sync(a, false);
+	pthread_mutex_unlock(&a->state_lock);
+	if (rc < 0)
+		return errmsg_fail(rc, err, errlen, "cannot record the new member: %s", strerror(-rc));
+	array_logf(a, "added %s as a spare (device %u)", m->path, next_dev);
+	array_recovery_kick(a);
+	return 0;
 }
 
 /* ---- assembly ------------------------------------------------------- */
@@ -258,7 +458,9 @@ static void array_free(struct raid_array *a)
 static int assemble_open_members(struct raid_array *a, const char *const *paths, int nr_paths,
                                  bool read_only, char *err, size_t errlen)
 {
-	a->members = calloc((size_t)nr_paths, sizeof(*a->members));
+	/* Room for members added while mounted, so pointers stay valid. */
+	a->members_capacity = nr_paths + RAID_MAX_MEMBERS;
+	a->members = calloc((size_t)a->members_capacity, sizeof(*a->members));
 	if (!a->members)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	for (int i = 0; i < nr_paths; i++) {
@@ -364,8 +566,13 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 			                   a->slot[role]->path, m->path, role);
 		if ((m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
 		    m->sb.recovery_offset != MD_RESYNC_NONE) {
-			array_logf(a, "%s: recovery onto it was not finished; leaving it out",
-			          m->path);
+			/* Resume where the recovery had got to. */
+			a->rebuilding[role] = m;
+			atomic_store(&a->rebuilt_bytes[role], m->sb.recovery_offset * SECTOR_BYTES);
+			m->role = role;
+			m->state = MEMBER_REBUILDING;
+			array_logf(a, "%s: recovery onto it stopped at %" PRIu64 " MiB; it resumes",
+			           m->path, m->sb.recovery_offset / 2048);
 			continue;
 		}
 		a->slot[role] = m;
@@ -466,7 +673,10 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		                 missing_text);
 		goto fail;
 	}
-	if (nr_missing && !opts->run_degraded) {
+	int nr_without_member = 0;
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		nr_without_member += !a->slot[role] && !a->rebuilding[role];
+	if (nr_without_member && !opts->run_degraded) {
 		rc = errmsg_fail(-ENODEV, err, errlen,
 		                 "%s array is degraded (missing role(s) %s); pass --run to start "
 		                 "it degraded",
@@ -560,13 +770,14 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 		struct member *m = &a->members[i];
 		bool serving = false;
 		for (int role = 0; role < a->geo.raid_disks; role++)
-			serving = serving || a->slot[role] == m;
+			serving = serving || a->slot[role] == m || a->rebuilding[role] == m;
 		if (!serving && md_super_role(&m->sb) < MD_ROLE_MAX)
 			array_roles_mark_faulty(a, m->sb.dev_number);
 	}
 	for (uint32_t dev = 0; dev < roles->max_dev; dev++) {
 		uint16_t role = roles->dev_roles[dev];
-		if (role < (uint16_t)a->geo.raid_disks && !a->slot[role])
+		if (role < (uint16_t)a->geo.raid_disks && !a->slot[role] &&
+		    !(a->rebuilding[role] && a->rebuilding[role]->sb.dev_number == dev))
 			array_roles_mark_faulty(a, dev);
 	}
 	if (a->was_dirty && array_missing_count(a) == 0 && a->ops->resync) {

@@ -43,6 +43,12 @@ struct raid_array {
 	struct member *members;                  /* every member opened */
 	int nr_members;
 	struct member *slot[RAID_MAX_MEMBERS];   /* member serving each role; NULL if gone */
+	int members_capacity;                    /* room in members[] for added ones */
+	/* Recovery (md's "recover"): a member being rebuilt into a missing
+	 * role. It takes writes for member bytes below rebuilt_bytes (rebuilt
+	 * already) and no reads until it is in sync. */
+	struct member *rebuilding[RAID_MAX_MEMBERS];
+	atomic_uint_fast64_t rebuilt_bytes[RAID_MAX_MEMBERS];
 
 	uint8_t set_uuid[16];
 	char set_name[33];
@@ -126,6 +132,34 @@ void array_logf(struct raid_array *a, const char *fmt, ...) __attribute__((forma
 int array_fail_role(struct raid_array *a, int role);
 /* Close a faulty, stale or spare member (md's "remove"). -EBUSY if in sync. */
 int array_remove_member(struct raid_array *a, struct member *m);
+
+/* The member to write role's bytes [dev_off, dev_off + len) to: the one in
+ * sync, or the one being rebuilt when that range is rebuilt already. */
+static inline struct member *array_write_target(struct raid_array *a, int role,
+                                                uint64_t dev_off, uint64_t len)
+{
+	if (a->slot[role])
+		return a->slot[role];
+	struct member *m = a->rebuilding[role];
+	return m && dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
+}
+
+/* Add a member to a mounted array (md's --add): a replacement for a
+ * missing role, rebuilt in the background, or a spare. 0 or -errno with
+ * err naming what is wrong. */
+int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen);
+
+/* Recovery bookkeeping for sync.c: start rebuilding role onto m (the
+ * superblocks record it), note progress, finish. */
+int array_recovery_begin(struct raid_array *a, int role, struct member *m);
+void array_recovery_checkpoint(struct raid_array *a, int role);
+int array_recovery_finish(struct raid_array *a, int role);
+/* A role missing and a spare (or a half-rebuilt member) present: start
+ * recovery. Called when the array starts and when a member fails. */
+void array_recovery_kick(struct raid_array *a);
+/* The next role to rebuild and the member to rebuild it onto; false when
+ * none (or recovery cannot run here). */
+bool array_recovery_next(struct raid_array *a, int *role, struct member **m);
 
 /* Remember a write error that could not be absorbed, for fsync. */
 void array_note_write_error(struct raid_array *a, int err);

@@ -226,6 +226,32 @@ static int store_speed_max(struct raid_array *a, struct member *m, const char *t
 	return store_speed(a, text, len, true);
 }
 
+static int show_new_dev(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)a;
+	(void)m;
+	return show_printf(buf, len, "write the path of a member to add\n");
+}
+
+/* md's new_dev: add a member by path (absolute: the daemon runs from /).
+ * The reason for a refusal goes to the log, the errno to the writer. */
+static int store_new_dev(struct raid_array *a, struct member *m, const char *text, size_t len)
+{
+	char path[4096], err[512];
+
+	(void)m;
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	if (len == 0 || len >= sizeof(path) || text[0] != '/')
+		return -EINVAL;
+	memcpy(path, text, len);
+	path[len] = '\0';
+	int rc = array_add_member(a, path, err, sizeof(err));
+	if (rc < 0)
+		array_logf(a, "add %s refused: %s", path, err);
+	return rc;
+}
+
 static int show_log(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
 	(void)m;
@@ -236,6 +262,7 @@ static int show_log(struct raid_array *a, struct member *m, char *buf, size_t le
 const struct array_attr array_attrs[] = {
 	{ "status", false, show_status, NULL },
 	{ "log", false, show_log, NULL },
+	{ "new_dev", true, show_new_dev, store_new_dev },
 	{ "status.json", false, show_status_json, NULL },
 	{ "sync_action", true, show_sync_action, store_sync_action },
 	{ "sync_completed", false, show_sync_completed, NULL },

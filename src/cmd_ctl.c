@@ -132,6 +132,55 @@ static int ctl_member_verb(const char *verb, const char *action, int argc, char 
 	return rc < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }
 
+/* The last line of the log, for the reason behind a refused write. */
+static void ctl_print_last_log(const char *verb, const char *mount)
+{
+	static char log[65536];
+	if (ctl_read(mount, "log", log, sizeof(log)) < 0 || !log[0])
+		return;
+	size_t n = strlen(log);
+	if (log[n - 1] == '\n')
+		log[--n] = '\0';
+	const char *last = strrchr(log, '\n');
+	last = last ? last + 1 : log;
+	const char *msg = strchr(last, ' '); /* after the time stamp */
+	cli_error(verb, "%s", msg ? msg + 1 : last);
+}
+
+int cmd_add(int argc, char **argv)
+{
+	char dir[PATH_MAX], resolved[PATH_MAX], abs_path[PATH_MAX * 2];
+
+	if (argc != 3 || strcmp(argv[1], "--help") == 0) {
+		bool help = argc == 2 && strcmp(argv[1], "--help") == 0;
+		fprintf(help ? stdout : stderr,
+		        "Usage: raidfuse add MOUNTPOINT MEMBER\n"
+		        "Adds MEMBER (a file or block device at least as large as the others):\n"
+		        "it replaces a missing member and is rebuilt in the background, or\n"
+		        "becomes a spare that takes over when a member fails.\n");
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	if (!ctl_is_mount("add", argv[1]))
+		return CLI_EXIT_ERROR;
+	const char *path = argv[2], *slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+	         slash ? path : ".");
+	if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	if (!realpath(dir, resolved)) {
+		cli_error("add", "%s: %s", path, strerror(errno));
+		return CLI_EXIT_ERROR;
+	}
+	snprintf(abs_path, sizeof(abs_path), "%s/%s", strcmp(resolved, "/") ? resolved : "",
+	         slash ? slash + 1 : path);
+	int rc = ctl_write(argv[1], "new_dev", abs_path);
+	if (rc < 0) {
+		ctl_print_last_log("add", argv[1]);
+		return CLI_EXIT_ERROR;
+	}
+	return CLI_EXIT_OK;
+}
+
 int cmd_fail(int argc, char **argv)
 {
 	return ctl_member_verb("fail", "faulty", argc, argv);

@@ -114,7 +114,8 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 			a->ops->map(&a->geo, a->level_priv, off, &ext);
 			size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
 			for (int c = 0; c < ext.nr_copies; c++) {
-				struct member *m = a->slot[ext.copies[c].role];
+				struct member *m = array_write_target(a, ext.copies[c].role,
+				                                      ext.copies[c].member_off_bytes, piece);
 				if (!m)
 					continue;
 				reqs[nr] = (struct io_req){ .member = m, .buf = (void *)src,
@@ -304,6 +305,51 @@ void extent_io_scrub_end(struct raid_array *a, void *ctx)
 	free(s->first);
 	free(s->other);
 	free(s);
+}
+
+/* Rebuild role's copies in one region from another copy; rebuilt bytes
+ * grow with the regions for layouts whose copies move forward together
+ * (raid1, raid10 near). */
+int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int role,
+                           struct member *target)
+{
+	struct extent_scrub *s = ctx;
+	uint64_t off = unit * EXTENT_LOCK_REGION_BYTES;
+	uint64_t end = off + EXTENT_LOCK_REGION_BYTES;
+	int rc = 0;
+
+	if (!s)
+		return -ENOMEM;
+	if (end > a->geo.array_bytes)
+		end = a->geo.array_bytes;
+	row_lock(&a->row_locks, unit);
+	while (off < end && rc == 0) {
+		struct raid_extent ext;
+		a->ops->map(&a->geo, a->level_priv, off, &ext);
+		size_t len = ext.len_bytes < end - off ? (size_t)ext.len_bytes : (size_t)(end - off);
+		int to = -1, from = -1;
+		for (int c = 0; c < ext.nr_copies; c++) {
+			if (ext.copies[c].role == role)
+				to = c;
+			else if (from < 0 && a->slot[ext.copies[c].role])
+				from = c;
+		}
+		uint64_t at = to >= 0 ? ext.copies[to].member_off_bytes : 0;
+		if (to >= 0 && at + len > atomic_load(&a->rebuilt_bytes[role])) {
+			if (from < 0)
+				rc = -EIO;
+			else
+				rc = member_read(a->slot[ext.copies[from].role], s->first, len,
+				                 ext.copies[from].member_off_bytes);
+			if (rc == 0)
+				rc = member_write(target, s->first, len, at);
+			if (rc == 0)
+				atomic_store(&a->rebuilt_bytes[role], at + len);
+		}
+		off += len;
+	}
+	row_unlock(&a->row_locks, unit);
+	return rc;
 }
 
 /* Compare every copy with the first present one; repair copies the first

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct raid_array;
+struct member;
 
 int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
@@ -22,5 +23,7 @@ void *extent_io_scrub_begin(struct raid_array *a);
 int extent_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t unit, bool repair,
                          uint64_t *mismatch_sectors);
 void extent_io_scrub_end(struct raid_array *a, void *ctx);
+int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int role,
+                           struct member *target);
 
 #endif

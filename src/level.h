@@ -18,6 +18,7 @@
 #define SECTOR_BYTES 512u
 
 struct raid_array;
+struct member;
 
 /* The shape of an array, as the superblocks describe it. */
 struct raid_geometry {
@@ -111,6 +112,13 @@ struct raid_level_ops {
 	int (*scrub_unit)(struct raid_array *a, void *ctx, uint64_t unit, bool repair,
 	                  uint64_t *mismatch_sectors);
 	void (*scrub_end)(struct raid_array *a, void *ctx);
+	/* Recovery: rebuild role's part of a unit onto target (its member
+	 * bytes that are not rebuilt yet), then raise rebuilt_bytes[role]. */
+	int (*recover_unit)(struct raid_array *a, void *ctx, uint64_t unit, int role,
+	                    struct member *target);
+	/* Whether rebuilt member bytes grow with the units (else recovery
+	 * onto this layout is not offered online). NULL: always. */
+	bool (*recover_in_order)(const struct raid_array *a);
 
 	/* Run-time state of the level (the stripe cache of RAID5/6): made at
 	 * assembly, written out by flush (fsync), freed by detach; status

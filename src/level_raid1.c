@@ -74,5 +74,6 @@ const struct raid_level_ops raid_level_raid1 = {
 	.scrub_begin = extent_io_scrub_begin,
 	.scrub_unit = extent_io_scrub_unit,
 	.scrub_end = extent_io_scrub_end,
+	.recover_unit = extent_io_recover_unit,
 	.resync = extent_io_resync,
 };

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "errmsg.h"
 #include "extent_io.h"
 #include "level.h"
@@ -193,6 +194,14 @@ static bool raid10_can_run(const struct raid_geometry *geo, const bool *missing)
 	return true;
 }
 
+/* Far and offset copies put a role's bytes out of order with the volume,
+ * so an online rebuild's "rebuilt below" mark would not hold. */
+static bool raid10_recover_in_order(const struct raid_array *a)
+{
+	const struct raid10_geo *r10 = a->level_priv;
+	return r10->far_copies == 1;
+}
+
 const struct raid_level_ops raid_level_raid10 = {
 	.name = "raid10",
 	.level = 10,
@@ -214,5 +223,7 @@ const struct raid_level_ops raid_level_raid10 = {
 	.scrub_begin = extent_io_scrub_begin,
 	.scrub_unit = extent_io_scrub_unit,
 	.scrub_end = extent_io_scrub_end,
+	.recover_unit = extent_io_recover_unit,
+	.recover_in_order = raid10_recover_in_order,
 	.resync = extent_io_resync,
 };

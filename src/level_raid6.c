@@ -150,6 +150,7 @@ const struct raid_level_ops raid_level_raid6 = {
 	.scrub_begin = stripe_io_scrub_begin,
 	.scrub_unit = stripe_io_scrub_unit,
 	.scrub_end = stripe_io_scrub_end,
+	.recover_unit = stripe_io_recover_unit,
 	.flush = stripe_io_flush,
 	.detach = stripe_io_detach,
 	.status = stripe_io_status,

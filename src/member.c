@@ -101,6 +101,7 @@ const char *member_state_name(enum member_state state)
 	case MEMBER_IN_SYNC: return "in_sync";
 	case MEMBER_FAULTY: return "faulty";
 	case MEMBER_SPARE: return "spare";
+	case MEMBER_REBUILDING: return "rebuilding";
 	case MEMBER_STALE: return "stale";
 	default: return "removed";
 	}

@@ -19,6 +19,7 @@ enum member_state {
 	MEMBER_IN_SYNC = 0,          /* serving its role */
 	MEMBER_FAULTY,               /* failed; still open until removed */
 	MEMBER_SPARE,                /* no role */
+	MEMBER_REBUILDING,           /* recovery onto it runs (rebuilt_bytes of its role) */
 	MEMBER_STALE,                /* left out at assembly (events behind, or faulty) */
 	MEMBER_REMOVED,              /* closed */
 };

@@ -148,6 +148,30 @@ int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool rep
 	return rc;
 }
 
+int stripe_io_recover_unit(struct raid_array *a, void *ctx, uint64_t row, int role,
+                           struct member *target)
+{
+	struct stripe_row *r = ctx;
+	uint64_t end = (row + 1) * a->geo.chunk_bytes;
+	void *held;
+
+	if (!r)
+		return -ENOMEM;
+	if (end <= atomic_load(&a->rebuilt_bytes[role]))
+		return 0; /* rebuilt before a restart */
+	int rc = stripe_cache_hold(a, row, &held);
+	if (rc < 0)
+		return rc;
+	stripe_row_reset(r, a, row);
+	rc = stripe_row_load_all(a, r);
+	if (rc == 0)
+		rc = stripe_row_rebuild_role(a, r, role, target);
+	if (rc == 0)
+		atomic_store(&a->rebuilt_bytes[role], end);
+	stripe_cache_release(a, held);
+	return rc;
+}
+
 void stripe_io_scrub_end(struct raid_array *a, void *ctx)
 {
 	struct stripe_row *r = ctx;

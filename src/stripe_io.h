@@ -11,6 +11,7 @@
 #include "level.h"
 
 struct raid_array;
+struct member;
 
 /* Granularity of parity work inside a chunk, as md's 4 KiB stripe pages. */
 #define STRIPE_COLUMN_BYTES 4096u
@@ -33,6 +34,8 @@ void *stripe_io_scrub_begin(struct raid_array *a);
 int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool repair,
                          uint64_t *mismatch_sectors);
 void stripe_io_scrub_end(struct raid_array *a, void *ctx);
+int stripe_io_recover_unit(struct raid_array *a, void *ctx, uint64_t row, int role,
+                           struct member *target);
 int stripe_io_flush(struct raid_array *a);
 void stripe_io_detach(struct raid_array *a);
 size_t stripe_io_status(struct raid_array *a, char *buf, size_t len);

@@ -124,10 +124,12 @@ static void band_io_add(struct band_io *io, struct raid_array *a, const struct s
 	struct io_req *req = &io->reqs[io->nr];
 
 	memset(req, 0, sizeof(*req));
-	req->member = a->slot[role];
 	req->buf = buf;
 	req->len_bytes = (size_t)(c1 - c0) * COLUMN;
 	req->data_off_bytes = r->lay.member_off_bytes + (uint64_t)c0 * COLUMN;
+	/* Writes also reach a member being rebuilt where it is rebuilt. */
+	req->member = is_write ? array_write_target(a, role, req->data_off_bytes, req->len_bytes)
+	                       : a->slot[role];
 	req->is_write = is_write;
 	io->roles[io->nr++] = role;
 }
@@ -181,6 +183,15 @@ static void band_set_state(struct stripe_row *r, int k, uint32_t c0, uint32_t c1
 static bool role_present(const struct raid_array *a, int role)
 {
 	return role >= 0 && a->slot[role] != NULL;
+}
+
+/* Whether writes of the row's columns [c0, c1) on role have a member. */
+static bool role_writable(struct raid_array *a, const struct stripe_row *r, int role,
+                          uint32_t c0, uint32_t c1)
+{
+	return role >= 0 &&
+	       array_write_target(a, role, r->lay.member_off_bytes + (uint64_t)c0 * COLUMN,
+	                          (uint64_t)(c1 - c0) * COLUMN) != NULL;
 }
 
 /* Slots of a band in syndrome order: data by slot, then P, then Q. */
@@ -307,10 +318,10 @@ static int band_write_out(struct raid_array *a, struct stripe_row *r, uint32_t c
 	size_t at = (size_t)c0 * COLUMN;
 
 	for (int k = 0; k < r->lay.nr_data; k++)
-		if (r->state[k][c0] == COLUMN_DIRTY && role_present(a, r->lay.data_role[k]))
+		if (r->state[k][c0] == COLUMN_DIRTY && role_writable(a, r, r->lay.data_role[k], c0, c1))
 			band_io_add(&io, a, r, r->lay.data_role[k], r->data[k] + at, c0, c1, true);
 	for (int s = r->lay.nr_data; s < v->nr_slots; s++)
-		if (role_present(a, v->role[s]))
+		if (role_writable(a, r, v->role[s], c0, c1))
 			band_io_add(&io, a, r, v->role[s], v->by_slot[s], c0, c1, true);
 	return band_io_run(&io, a);
 }
@@ -525,9 +536,40 @@ int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r)
 		v.by_slot[s] = scratch + (size_t)(s - nr_data) * len;
 	band_gen_parity(&v, nr_data, nr_parity, len);
 	for (int s = nr_data; s < v.nr_slots; s++)
-		if (role_present(a, v.role[s]))
+		if (role_writable(a, r, v.role[s], 0, r->nr_columns))
 			band_io_add(&io, a, r, v.role[s], v.by_slot[s], 0, r->nr_columns, true);
 	return band_io_run(&io, a);
+}
+
+int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role,
+                            struct member *target)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+	size_t len = (size_t)r->nr_columns * COLUMN;
+	const void *src = NULL;
+	uint8_t *scratch = NULL;
+
+	for (int k = 0; k < nr_data; k++)
+		if (r->lay.data_role[k] == role)
+			src = r->data[k];
+	if (!src) {
+		struct band_vec v;
+		scratch = scratch_get(len * (size_t)nr_parity);
+		if (!scratch)
+			return -ENOMEM;
+		band_vec_roles(&v, r, nr_parity);
+		for (int k = 0; k < nr_data; k++)
+			v.by_slot[r->lay.data_qslot[k]] = r->data[k];
+		for (int s = nr_data; s < v.nr_slots; s++)
+			v.by_slot[s] = scratch + (size_t)(s - nr_data) * len;
+		band_gen_parity(&v, nr_data, nr_parity, len);
+		for (int s = nr_data; s < v.nr_slots; s++)
+			if (v.role[s] == role)
+				src = v.by_slot[s];
+	}
+	if (!src)
+		return -EINVAL;
+	return member_write(target, src, len, r->lay.member_off_bytes);
 }
 
 /* RAID6: P and Q both disagree in column c. If one data chunk explains

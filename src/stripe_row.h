@@ -17,6 +17,7 @@
 #include "level.h"
 
 struct raid_array;
+struct member;
 
 enum column_state {
 	COLUMN_INVALID = 0,  /* not in memory */
@@ -64,6 +65,10 @@ int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r);
 /* With every column loaded from the members, read the stored P (and Q)
  * and count the 4 KiB columns where they differ from what the data gives. */
 int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_columns);
+/* With every data column in memory, write role's chunk of the row (data,
+ * or P or Q computed here) to target (recovery). */
+int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role,
+                            struct member *target);
 /* Write every dirty column and its parity to the members. */
 int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_row_stats *stats);
 

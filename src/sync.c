@@ -18,6 +18,8 @@
 
 struct array_sync {
 	pthread_mutex_t lock;
+	int recover_role;
+	struct member *recover_target;
 	pthread_t thread;
 	bool thread_joinable;
 	bool cancel;
@@ -29,6 +31,7 @@ const char *sync_action_name(enum sync_action action)
 	switch (action) {
 	case SYNC_CHECK: return "check";
 	case SYNC_REPAIR: return "repair";
+	case SYNC_RECOVER: return "recover";
 	default: return "idle";
 	}
 }
@@ -75,11 +78,17 @@ static void *sync_main(void *arg)
 	struct array_sync *s = a->sync;
 	uint64_t units = a->ops->scrub_units(a);
 	bool repair = s->p.action == SYNC_REPAIR;
+	bool recover = s->p.action == SYNC_RECOVER;
+	int role = s->recover_role;
 	void *ctx = a->ops->scrub_begin ? a->ops->scrub_begin(a) : NULL;
-	double start = now_seconds();
+	double start = now_seconds(), last_checkpoint = start;
 	int rc = 0;
 
-	for (uint64_t unit = 0; unit < units; unit++) {
+next_recovery:
+	if (recover)
+		rc = array_recovery_begin(a, role, s->recover_target);
+
+	for (uint64_t unit = 0; unit < units && rc == 0; unit++) {
 		uint64_t mismatch = 0;
 
 		pthread_mutex_lock(&s->lock);
@@ -88,9 +97,17 @@ static void *sync_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		if (cancel)
 			break;
-		rc = a->ops->scrub_unit(a, ctx, unit, repair, &mismatch);
+		if (recover)
+			rc = a->ops->recover_unit(a, ctx, unit, role, s->recover_target);
+		else
+			rc = a->ops->scrub_unit(a, ctx, unit, repair, &mismatch);
 		if (rc < 0)
 			break;
+		/* md keeps recovery_offset current so a restart resumes. */
+		if (recover && now_seconds() - last_checkpoint >= 2.0) {
+			array_recovery_checkpoint(a, role);
+			last_checkpoint = now_seconds();
+		}
 		uint64_t done = (unit + 1) * s->p.total_sectors / units;
 		double elapsed = now_seconds() - start;
 		double kib = (double)done / 2.0;
@@ -109,15 +126,38 @@ static void *sync_main(void *arg)
 		s->p.rate_kib = elapsed > 0 ? (uint64_t)(kib / elapsed) : 0;
 		pthread_mutex_unlock(&s->lock);
 	}
+	pthread_mutex_lock(&s->lock);
+	bool cancelled = s->cancel;
+	pthread_mutex_unlock(&s->lock);
+	if (recover) {
+		if (rc == 0 && !cancelled)
+			rc = array_recovery_finish(a, role);
+		else
+			array_recovery_checkpoint(a, role);
+		array_logf(a, "%s recover of role %d: %s", a->ops->name, role,
+		           rc < 0 ? strerror(-rc) : cancelled ? "paused" : "done");
+		/* The next missing role, if a spare waits for it. */
+		struct member *next = NULL;
+		if (rc == 0 && !cancelled && array_recovery_next(a, &role, &next)) {
+			pthread_mutex_lock(&s->lock);
+			s->recover_role = role;
+			s->recover_target = next;
+			s->p.done_sectors = 0;
+			pthread_mutex_unlock(&s->lock);
+			start = last_checkpoint = now_seconds();
+			goto next_recovery;
+		}
+	}
 	if (a->ops->scrub_end)
 		a->ops->scrub_end(a, ctx);
 	pthread_mutex_lock(&s->lock);
 	s->p.last_result = rc;
 	s->p.action = SYNC_IDLE;
 	pthread_mutex_unlock(&s->lock);
-	array_logf(a, "%s %s: %s, mismatch_cnt %llu", a->ops->name,
-	           sync_action_name(s->p.last_action), rc < 0 ? strerror(-rc) : "done",
-	           (unsigned long long)s->p.mismatch_sectors);
+	if (!recover)
+		array_logf(a, "%s %s: %s, mismatch_cnt %llu", a->ops->name,
+		           sync_action_name(s->p.last_action), rc < 0 ? strerror(-rc) : "done",
+		           (unsigned long long)s->p.mismatch_sectors);
 	return NULL;
 }
 
@@ -131,6 +171,24 @@ static void sync_join(struct array_sync *s)
 		pthread_join(s->thread, NULL);
 }
 
+static int sync_start(struct raid_array *a, struct array_sync *s, enum sync_action action);
+
+int array_sync_recover(struct raid_array *a, int role, struct member *m)
+{
+	struct array_sync *s = array_sync_get(a);
+
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	bool busy = s->p.action != SYNC_IDLE;
+	if (!busy) {
+		s->recover_role = role;
+		s->recover_target = m;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return busy ? -EBUSY : sync_start(a, s, SYNC_RECOVER);
+}
+
 int array_sync_request(struct raid_array *a, enum sync_action action)
 {
 	struct array_sync *s = array_sync_get(a);
@@ -138,6 +196,11 @@ int array_sync_request(struct raid_array *a, enum sync_action action)
 	if (!s)
 		return -ENOMEM;
 	if (action == SYNC_IDLE) {
+		pthread_mutex_lock(&s->lock);
+		bool recovering = s->p.action == SYNC_RECOVER;
+		pthread_mutex_unlock(&s->lock);
+		if (recovering)
+			return -EBUSY; /* a rebuild is not stopped by hand */
 		pthread_mutex_lock(&s->lock);
 		s->cancel = true;
 		pthread_mutex_unlock(&s->lock);
@@ -150,6 +213,11 @@ int array_sync_request(struct raid_array *a, enum sync_action action)
 		return -ENODEV;
 	if (action == SYNC_REPAIR && a->read_only)
 		return -EROFS;
+	return sync_start(a, s, action);
+}
+
+static int sync_start(struct raid_array *a, struct array_sync *s, enum sync_action action)
+{
 	pthread_mutex_lock(&s->lock);
 	if (s->p.action != SYNC_IDLE) {
 		pthread_mutex_unlock(&s->lock);
@@ -208,9 +276,13 @@ int array_sync_set_speed(struct raid_array *a, bool max, unsigned kib_per_s)
 
 void array_sync_shutdown(struct raid_array *a)
 {
-	if (!a->sync)
+	struct array_sync *s = a->sync;
+	if (!s)
 		return;
-	array_sync_request(a, SYNC_IDLE);
+	pthread_mutex_lock(&s->lock);
+	s->cancel = true;
+	pthread_mutex_unlock(&s->lock);
+	sync_join(s);
 	pthread_mutex_destroy(&a->sync->lock);
 	free(a->sync);
 	a->sync = NULL;

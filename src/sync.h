@@ -15,6 +15,7 @@ enum sync_action {
 	SYNC_IDLE = 0,
 	SYNC_CHECK,
 	SYNC_REPAIR,
+	SYNC_RECOVER,                  /* rebuilding a member (not started by hand) */
 };
 
 #define SYNC_DEFAULT_SPEED_MIN_KIB 1000u     /* md's defaults, KiB/s */
@@ -42,6 +43,10 @@ int sync_action_parse(const char *text, enum sync_action *action);
 int array_sync_request(struct raid_array *a, enum sync_action action);
 void array_sync_progress(struct raid_array *a, struct sync_progress *out);
 int array_sync_set_speed(struct raid_array *a, bool max, unsigned kib_per_s);
+/* Start rebuilding role onto member m (array_recovery_kick calls this).
+ * -EBUSY while another action runs. */
+struct member;
+int array_sync_recover(struct raid_array *a, int role, struct member *m);
 /* Stop and join the thread (array stop). */
 void array_sync_shutdown(struct raid_array *a);
 

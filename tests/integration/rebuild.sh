@@ -1,0 +1,112 @@
+#!/bin/bash
+# rebuild.sh - adding members to a mounted, degraded array: the rebuild
+# runs in the background while a writer keeps going, the data stays right,
+# parity is consistent after it, a rebuild killed with SIGKILL resumes from
+# its recovery_offset, a spare takes over when a member fails, a replaced
+# member is refused, and every redundant level rebuilds.
+. "$(dirname "$0")/lib.sh"
+require_fuse
+require_cmd mdadm fio
+
+cd "$WORK"
+dd if=/dev/urandom of=ref bs=1M count=40 status=none
+
+volume_has_ref() { # MNT: the first 40 MiB equal ref
+	cmp <(head -c 40M "$1/volume.img") ref >/dev/null
+}
+
+wait_idle() { # MNT
+	"$RAIDFUSE" wait "$1" >wait.out || fail "raidfuse wait: $(cat wait.out)"
+	grep -q "^done: mismatch_cnt" wait.out || fail "wait did not finish: $(cat wait.out)"
+}
+
+for spec in "5 4" "6 5" "1 2" "10 4"; do
+	set -- $spec
+	level=$1 n=$2 dir=raid$level
+	mkdir -p "$dir"
+	members=()
+	for ((i = 0; i < n; i++)); do members+=("$dir/m$i"); done
+	"$RAIDFUSE" create --level "$level" --raid-devices "$n" --chunk 64K --size 48M \
+		"${members[@]}" >/dev/null || fail "raid$level: create"
+	rf_mount "${members[@]}" "$dir/mnt"
+	dd if=ref of="$dir/mnt/volume.img" bs=1M conv=notrunc,fsync status=none
+	vol=$(stat -c %s "$dir/mnt/volume.img")
+
+	# A writer with verification keeps going through fail, remove, add.
+	fio --name=bg --filename="$dir/mnt/volume.img" --offset=41M --size=$((vol / 1048576 - 42))M \
+		--rw=randwrite --bs=4k-64k --ioengine=psync --verify=crc32c --verify_fatal=1 \
+		--do_verify=1 --verify_state_save=0 --loops=4 \
+		--output="$WORK/fio-$level.out" >/dev/null 2>&1 &
+	fio_pid=$!
+	sleep 0.5
+	"$RAIDFUSE" fail "$dir/mnt" "$dir/m1" || fail "raid$level: fail m1"
+	"$RAIDFUSE" remove "$dir/mnt" "$dir/m1" || fail "raid$level: remove m1"
+	grep -q '"degraded":1' <("$RAIDFUSE" status --json "$dir/mnt") ||
+		fail "raid$level: status does not say degraded after fail"
+	truncate -s 48M "$dir/new1"
+	"$RAIDFUSE" add "$dir/mnt" "$dir/new1" || fail "raid$level: add"
+	wait "$fio_pid" || fail "raid$level: the writer saw errors during fail/remove/add: $(cat "$WORK/fio-$level.out")"
+	wait_idle "$dir/mnt"
+	grep -q "recovery of role 1 onto .*new1 finished" "$dir/mnt/.raidfuse/log" ||
+		fail "raid$level: no finished rebuild in the log: $(cat "$dir/mnt/.raidfuse/log")"
+	grep -q '"degraded":0' <("$RAIDFUSE" status --json "$dir/mnt") ||
+		fail "raid$level: still degraded after the rebuild"
+	volume_has_ref "$dir/mnt" || fail "raid$level: data changed across the rebuild"
+	rf_umount "$dir/mnt"
+	rebuilt=("${members[@]}")
+	rebuilt[1]=$dir/new1
+	"$RAIDFUSE" verify "${rebuilt[@]}" | grep -q "mismatch_cnt: 0" ||
+		fail "raid$level: redundancy inconsistent after the rebuild"
+	mdadm --examine "$dir/new1" | grep -q "Active device 1" ||
+		fail "raid$level: mdadm does not see the new member as device 1"
+	# The old member was replaced: adding it back is refused.
+	rf_mount "${rebuilt[@]}" "$dir/mnt"
+	if "$RAIDFUSE" add "$dir/mnt" "$dir/m1" 2>add.err; then
+		fail "raid$level: the replaced member was taken back"
+	fi
+	grep -q "replaced" add.err || fail "raid$level: refusal does not say replaced: $(cat add.err)"
+	volume_has_ref "$dir/mnt" || fail "raid$level: data wrong after remount"
+	rf_umount "$dir/mnt"
+	log "ok: raid$level: fail, remove, add with a writer running; rebuilt, verified, replaced member refused"
+done
+
+# A rebuild killed with SIGKILL resumes from its recovery_offset.
+dir=raid5
+rf_mount "$dir/m0" "$dir/new1" "$dir/m2" "$dir/m3" "$dir/mnt"
+"$RAIDFUSE" fail "$dir/mnt" "$dir/m2" && "$RAIDFUSE" remove "$dir/mnt" "$dir/m2" || fail "fail m2"
+echo 6000 >"$dir/mnt/.raidfuse/sync_speed_max" || fail "set sync_speed_max"
+truncate -s 48M "$dir/new2"
+"$RAIDFUSE" add "$dir/mnt" "$dir/new2" || fail "add new2"
+sleep 3
+kill -9 "$(cat "$dir/mnt/.raidfuse/pid")"
+sleep 0.3
+fusermount3 -u -z "$dir/mnt"
+offset=$(mdadm --examine "$dir/new2" | sed -n 's/^ *Recovery Offset : \([0-9]*\) sectors.*/\1/p')
+[ -n "$offset" ] && [ "$offset" -gt 0 ] || fail "no recovery_offset checkpoint in new2 (got '$offset')"
+"$RAIDFUSE" mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt" 2>/dev/null &&
+	fail "a dirty array with a member still rebuilding started without --force"
+"$RAIDFUSE" mount --force "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt" 2>resume.err ||
+	fail "remount --force: $(cat resume.err)"
+track_mount "$dir/mnt"
+grep -q "recovery onto it stopped at [1-9][0-9]* MiB; it resumes" resume.err ||
+	fail "the rebuild did not resume from its checkpoint: $(cat resume.err)"
+wait_idle "$dir/mnt"
+volume_has_ref "$dir/mnt" || fail "data wrong after a resumed rebuild"
+rf_umount "$dir/mnt"
+"$RAIDFUSE" verify "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" | grep -q "mismatch_cnt: 0" ||
+	fail "parity inconsistent after a resumed rebuild"
+log "ok: a rebuild killed at sector $offset resumed after remount and completed"
+
+# A spare takes over when a member fails.
+rf_mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt"
+truncate -s 48M "$dir/spare"
+"$RAIDFUSE" add "$dir/mnt" "$dir/spare" || fail "add spare"
+grep -q '"state":"spare"' <("$RAIDFUSE" status --json "$dir/mnt") || fail "spare not listed as spare"
+"$RAIDFUSE" fail "$dir/mnt" "$dir/m3" || fail "fail m3"
+wait_idle "$dir/mnt"
+grep -q "recovery of role 3 onto .*spare finished" "$dir/mnt/.raidfuse/log" ||
+	fail "the spare did not take over: $(cat "$dir/mnt/.raidfuse/log")"
+volume_has_ref "$dir/mnt" || fail "data wrong after the spare took over"
+rf_umount "$dir/mnt"
+log "ok: a spare took over a failed member at once"
+log "PASS"

@@ -168,13 +168,13 @@ bool array_member_error(struct raid_array *a, int role, int err, bool is_write)
 		array_super_sync(a, false);
 		failed = true;
 		array_logf(a, "member %s (role %d) failed on %s: %s; the array continues degraded",
-		          m->path, role, is_write ? "write" : "read", strerror(-err));
+		          m->abs_path, role, is_write ? "write" : "read", strerror(-err));
 		kick = true;
 	} else {
 		if (is_write && a->sticky_error == 0)
 			a->sticky_error = err;
 		array_logf(a, "member %s (role %d): %s error: %s; no redundancy left to fail it",
-		          m->path, role, is_write ? "write" : "read", strerror(-err));
+		          m->abs_path, role, is_write ? "write" : "read", strerror(-err));
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	if (kick)
@@ -205,7 +205,7 @@ int array_fail_role(struct raid_array *a, int role)
 	array_roles_mark_faulty(a, m->sb.dev_number);
 	array_super_sync(a, false);
 	pthread_mutex_unlock(&a->state_lock);
-	array_logf(a, "member %s (role %d) set faulty; the array continues degraded", m->path,
+	array_logf(a, "member %s (role %d) set faulty; the array continues degraded", m->abs_path,
 	           role);
 	array_recovery_kick(a);
 	return 0;
@@ -225,7 +225,7 @@ int array_remove_member(struct raid_array *a, struct member *m)
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	if (rc == 0)
-		array_logf(a, "member %s removed", m->path);
+		array_logf(a, "member %s removed", m->abs_path);
 	return rc;
 }
 
@@ -249,7 +249,7 @@ int array_recovery_begin(struct raid_array *a, int role, struct member *m)
 	array_roles_set(a, m->sb.dev_number, (uint16_t)role);
 	int rc = array_super_sync(a, false);
 	pthread_mutex_unlock(&a->state_lock);
-	array_logf(a, "recovery of role %d onto %s started", role, m->path);
+	array_logf(a, "recovery of role %d onto %s started", role, m->abs_path);
 	return rc;
 }
 
@@ -285,7 +285,7 @@ int array_recovery_finish(struct raid_array *a, int role)
 		rc = array_super_sync(a, false);
 	}
 	pthread_mutex_unlock(&a->state_lock);
-	array_logf(a, "recovery of role %d onto %s %s", role, m->path,
+	array_logf(a, "recovery of role %d onto %s %s", role, m->abs_path,
 	           rc == 0 ? "finished: the member is in sync" : "could not be completed");
 	return rc;
 }
@@ -406,7 +406,7 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
 	pthread_mutex_unlock(&a->state_lock);
 	if (rc < 0)
 		return errmsg_fail(rc, err, errlen, "cannot record the new member: %s", strerror(-rc));
-	array_logf(a, "added %s as a spare (device %u)", m->path, next_dev);
+	array_logf(a, "added %s as a spare (device %u)", m->abs_path, next_dev);
 	array_recovery_kick(a);
 	return 0;
 }
@@ -548,12 +548,12 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 		}
 		if (role == MD_ROLE_FAULTY) {
 			array_logf(a, "%s: the array records this member as faulty; leaving it out",
-			          m->path);
+			          m->abs_path);
 			continue;
 		}
 		if (role == MD_ROLE_SPARE || role == MD_ROLE_JOURNAL) {
 			m->state = MEMBER_SPARE;
-			array_logf(a, "%s: a spare; not used by this version", m->path);
+			array_logf(a, "%s: a spare; not used by this version", m->abs_path);
 			continue;
 		}
 		if (role >= (uint16_t)a->geo.raid_disks)
@@ -572,7 +572,7 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 			m->role = role;
 			m->state = MEMBER_REBUILDING;
 			array_logf(a, "%s: recovery onto it stopped at %" PRIu64 " MiB; it resumes",
-			           m->path, m->sb.recovery_offset / 2048);
+			           m->abs_path, m->sb.recovery_offset / 2048);
 			continue;
 		}
 		a->slot[role] = m;
@@ -972,6 +972,15 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		if (a->slot[role])
 			STATUS_APPEND(" %s[%d]", a->slot[role]->abs_path, role);
+	for (int i = 0; i < a->nr_members; i++) {
+		const struct member *m = &a->members[i];
+		if (m->state == MEMBER_FAULTY)
+			STATUS_APPEND(" %s[%d](F)", m->abs_path, m->role);
+		else if (m->state == MEMBER_SPARE)
+			STATUS_APPEND(" %s(S)", m->abs_path);
+		else if (m->state == MEMBER_REBUILDING)
+			STATUS_APPEND(" %s[%d](R)", m->abs_path, m->role);
+	}
 	STATUS_APPEND("\n      %" PRIu64 " blocks super 1.2%s%s%s [%d/%d] [",
 	              a->geo.array_bytes / 1024, chunk, layout[0] ? ", layout " : "", layout,
 	              a->geo.raid_disks, a->geo.raid_disks - nr_missing);

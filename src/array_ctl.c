@@ -11,6 +11,7 @@
 
 #include "array.h"
 #include "array_ctl.h"
+#include "member_fault.h"
 #include "sync.h"
 
 int array_member_count(const struct raid_array *a)
@@ -179,6 +180,22 @@ static int show_sync_completed(struct raid_array *a, struct member *m, char *buf
 	                   p.total_sectors);
 }
 
+/* How the last check, repair or recover ended: done, interrupted, or the
+ * error that stopped it. */
+static int show_sync_result(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	struct sync_progress p;
+	(void)m;
+	array_sync_progress(a, &p);
+	if (p.last_action == SYNC_IDLE)
+		return show_printf(buf, len, "none\n");
+	if (p.action != SYNC_IDLE)
+		return show_printf(buf, len, "running\n");
+	if (p.last_result < 0)
+		return show_printf(buf, len, "failed: %s\n", strerror(-p.last_result));
+	return show_printf(buf, len, "%s\n", p.interrupted ? "interrupted" : "done");
+}
+
 static int show_mismatch_cnt(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
 	struct sync_progress p;
@@ -191,7 +208,8 @@ static int show_sync_speed(struct raid_array *a, char *buf, size_t len, bool max
 {
 	struct sync_progress p;
 	array_sync_progress(a, &p);
-	return show_printf(buf, len, "%u (system)\n", max ? p.speed_max_kib : p.speed_min_kib);
+	return show_printf(buf, len, "%u (%s)\n", max ? p.speed_max_kib : p.speed_min_kib,
+	                   (max ? p.speed_max_set : p.speed_min_set) ? "local" : "system");
 }
 
 static int show_speed_min(struct raid_array *a, struct member *m, char *buf, size_t len)
@@ -267,6 +285,7 @@ const struct array_attr array_attrs[] = {
 	{ "sync_action", true, show_sync_action, store_sync_action },
 	{ "sync_completed", false, show_sync_completed, NULL },
 	{ "mismatch_cnt", false, show_mismatch_cnt, NULL },
+	{ "last_sync_result", false, show_sync_result, NULL },
 	{ "sync_speed_min", true, show_speed_min, store_speed_min },
 	{ "sync_speed_max", true, show_speed_max, store_speed_max },
 	{ NULL, false, NULL, NULL },
@@ -315,10 +334,37 @@ static int show_member_errors(struct raid_array *a, struct member *m, char *buf,
 	                   (uint64_t)atomic_load(&m->write_errors));
 }
 
+static int show_member_fault(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)a;
+	member_fault_format(m->fault, buf, len);
+	return 0;
+}
+
+static int store_member_fault(struct raid_array *a, struct member *m, const char *text,
+                              size_t len)
+{
+	struct member_fault parsed;
+
+	if (member_fault_parse(text, len, &parsed) < 0)
+		return -EINVAL;
+	/* Set once and kept: requests in flight may be reading it. */
+	if (!m->fault) {
+		struct member_fault *f = calloc(1, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		m->fault = f;
+	}
+	*m->fault = parsed;
+	array_logf(a, "fault injection on %s: %.*s", m->abs_path, (int)strcspn(text, "\n"), text);
+	return 0;
+}
+
 const struct array_attr member_attrs[] = {
 	{ "state", true, show_member_state, store_member_state },
 	{ "slot", false, show_member_slot, NULL },
 	{ "path", false, show_member_path, NULL },
 	{ "errors", false, show_member_errors, NULL },
+	{ "fault", true, show_member_fault, store_member_fault },
 	{ NULL, false, NULL, NULL },
 };

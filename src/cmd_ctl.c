@@ -278,7 +278,14 @@ int cmd_wait(int argc, char **argv)
 	}
 	if (tty)
 		printf("\r%-78s\r", "");
+	char result[128] = "done\n";
 	ctl_read(mount, "mismatch_cnt", mismatch, sizeof(mismatch));
+	ctl_read(mount, "last_sync_result", result, sizeof(result));
+	result[strcspn(result, "\n")] = '\0';
+	if (strcmp(result, "done") != 0 && strcmp(result, "none") != 0) {
+		printf("%s: mismatch_cnt %s", result, mismatch);
+		return CLI_EXIT_ERROR;
+	}
 	printf("done: mismatch_cnt %s", mismatch);
 	return CLI_EXIT_OK;
 }

@@ -20,6 +20,7 @@
 
 #include "errmsg.h"
 #include "member.h"
+#include "member_fault.h"
 
 /* path with its folder resolved to an absolute one; the file itself is
  * not followed (a member that is a symlink is refused when opened). */
@@ -128,6 +129,8 @@ void member_close(struct member *m)
 	free(m->abs_path);
 	m->path = NULL;
 	m->abs_path = NULL;
+	free(m->fault);
+	m->fault = NULL;
 }
 
 int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes)
@@ -161,6 +164,8 @@ int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint6
 
 	if (m->read_only)
 		return -EROFS;
+	if (m->fault && m->fault->vanished)
+		return -EIO;
 	while (len_bytes > 0) {
 		ssize_t put = pwrite(m->fd, cursor, len_bytes, (off_t)off_bytes);
 		if (put < 0) {
@@ -183,11 +188,24 @@ int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint6
 
 int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes)
 {
-	return member_pread_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+	int rc = m->fault ? member_fault_before(m, false, data_off_bytes, len_bytes) : 0;
+	if (rc < 0) {
+		atomic_fetch_add(&m->read_errors, 1);
+		return rc;
+	}
+	rc = member_pread_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+	if (rc == 0 && m->fault)
+		member_fault_after_read(m, buf, data_off_bytes, len_bytes);
+	return rc;
 }
 
 int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes)
 {
+	int rc = m->fault ? member_fault_before(m, true, data_off_bytes, len_bytes) : 0;
+	if (rc < 0) {
+		atomic_fetch_add(&m->write_errors, 1);
+		return rc;
+	}
 	return member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
 }
 
@@ -195,6 +213,8 @@ int member_sync(struct member *m)
 {
 	if (m->read_only)
 		return 0;
+	if (m->fault && m->fault->vanished)
+		return -EIO;
 	if (fdatasync(m->fd) < 0) {
 		atomic_fetch_add(&m->write_errors, 1);
 		return -errno;

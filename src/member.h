@@ -41,6 +41,8 @@ struct member {
 	struct md_super sb;          /* last superblock read or written */
 	uint64_t data_offset_bytes;  /* sb.data_offset in bytes */
 
+	struct member_fault *fault;  /* injected faults (drills), or NULL */
+
 	atomic_uint_fast64_t bytes_read;
 	atomic_uint_fast64_t bytes_written;
 	atomic_uint_fast64_t read_errors;

@@ -598,7 +598,7 @@ static void stripe_row_blame(struct raid_array *a, struct stripe_row *r, uint32_
 		           "row %llu, bytes %zu-%zu of the chunk: the data on role %d (%s) is wrong; "
 		           "P and Q agree on what it should be",
 		           (unsigned long long)r->row, at, at + COLUMN - 1, r->lay.data_role[k],
-		           m ? m->path : "missing");
+		           m ? m->abs_path : "missing");
 	}
 }
 

@@ -152,11 +152,13 @@ next_recovery:
 		a->ops->scrub_end(a, ctx);
 	pthread_mutex_lock(&s->lock);
 	s->p.last_result = rc;
+	s->p.interrupted = cancelled || rc < 0;
 	s->p.action = SYNC_IDLE;
 	pthread_mutex_unlock(&s->lock);
 	if (!recover)
 		array_logf(a, "%s %s: %s, mismatch_cnt %llu", a->ops->name,
-		           sync_action_name(s->p.last_action), rc < 0 ? strerror(-rc) : "done",
+		           sync_action_name(s->p.last_action),
+		           rc < 0 ? strerror(-rc) : cancelled ? "interrupted" : "done",
 		           (unsigned long long)s->p.mismatch_sectors);
 	return NULL;
 }
@@ -238,6 +240,7 @@ static int sync_start(struct raid_array *a, struct array_sync *s, enum sync_acti
 	s->p.mismatch_sectors = 0;
 	s->p.rate_kib = 0;
 	s->p.last_result = 0;
+	s->p.interrupted = false;
 	rc = pthread_create(&s->thread, NULL, sync_main, a) == 0 ? 0 : -EAGAIN;
 	if (rc == 0)
 		s->thread_joinable = true;
@@ -266,10 +269,13 @@ int array_sync_set_speed(struct raid_array *a, bool max, unsigned kib_per_s)
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->lock);
-	if (max)
+	if (max) {
 		s->p.speed_max_kib = kib_per_s;
-	else
+		s->p.speed_max_set = true;
+	} else {
 		s->p.speed_min_kib = kib_per_s;
+		s->p.speed_min_set = true;
+	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }

@@ -29,6 +29,8 @@ struct sync_progress {
 	uint64_t mismatch_sectors;     /* of the last or current check/repair */
 	uint64_t rate_kib;             /* current speed */
 	int last_result;               /* 0, or -errno of a failed action */
+	bool interrupted;              /* the last one was stopped before the end */
+	bool speed_min_set, speed_max_set; /* set by hand (md's "local") */
 	unsigned speed_min_kib;
 	unsigned speed_max_kib;
 };

@@ -1,0 +1,160 @@
+/* member_fault.c - see member_fault.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "member.h"
+#include "member_fault.h"
+#include "size_parse.h"
+
+static int parse_range(const char *value, uint64_t *lo, uint64_t *hi)
+{
+	char first[64];
+	const char *plus = strchr(value, '+');
+	uint64_t len;
+
+	if (!plus || (size_t)(plus - value) >= sizeof(first))
+		return -EINVAL;
+	memcpy(first, value, (size_t)(plus - value));
+	first[plus - value] = '\0';
+	if (size_parse(first, 1, lo) < 0 || size_parse(plus + 1, 1, &len) < 0 || len == 0)
+		return -EINVAL;
+	*hi = *lo + len;
+	return 0;
+}
+
+int member_fault_parse(const char *text, size_t len, struct member_fault *out)
+{
+	char copy[512], *save = NULL;
+
+	if (len >= sizeof(copy))
+		return -EINVAL;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	memset(out, 0, sizeof(*out));
+	out->rng = 0x9e3779b97f4a7c15ull;
+	for (char *tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (strcmp(tok, "clear") == 0) {
+			memset(out, 0, sizeof(*out));
+		} else if (strcmp(tok, "read-error") == 0) {
+			out->read_error = true;
+		} else if (strcmp(tok, "write-error") == 0) {
+			out->write_error = true;
+		} else if (strcmp(tok, "error") == 0) {
+			out->read_error = out->write_error = true;
+		} else if (strcmp(tok, "vanish") == 0) {
+			out->vanished = true;
+		} else if (strncmp(tok, "rate=", 5) == 0) {
+			char *end;
+			double rate = strtod(tok + 5, &end);
+			if (*end || rate <= 0 || rate > 1)
+				return -EINVAL;
+			out->rate_ppm = (uint32_t)(rate * 1e6);
+		} else if (strncmp(tok, "range=", 6) == 0) {
+			if (parse_range(tok + 6, &out->range_lo, &out->range_hi) < 0)
+				return -EINVAL;
+		} else if (strncmp(tok, "corrupt=", 8) == 0) {
+			if (parse_range(tok + 8, &out->corrupt_lo, &out->corrupt_hi) < 0)
+				return -EINVAL;
+		} else if (strncmp(tok, "latency=", 8) == 0) {
+			char *end;
+			unsigned long ms = strtoul(tok + 8, &end, 10);
+			if (*end || ms > 60000)
+				return -EINVAL;
+			out->latency_ms = (uint32_t)ms;
+		} else {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+void member_fault_format(const struct member_fault *f, char *buf, size_t len)
+{
+	size_t used = 0;
+#define FAULT_APPEND(...)                                                          \
+	do {                                                                       \
+		if (used < len) {                                                  \
+			int n_ = snprintf(buf + used, len - used, __VA_ARGS__);    \
+			if (n_ > 0)                                                \
+				used += (size_t)n_;                                \
+		}                                                                  \
+	} while (0)
+	buf[0] = '\0';
+	if (!f || (!f->read_error && !f->write_error && !f->vanished && !f->latency_ms &&
+	           f->corrupt_hi == 0)) {
+		FAULT_APPEND("none\n");
+		return;
+	}
+	if (f->read_error && f->write_error)
+		FAULT_APPEND("error ");
+	else if (f->read_error)
+		FAULT_APPEND("read-error ");
+	else if (f->write_error)
+		FAULT_APPEND("write-error ");
+	if (f->rate_ppm)
+		FAULT_APPEND("rate=%.6f ", f->rate_ppm / 1e6);
+	if (f->range_hi)
+		FAULT_APPEND("range=%" PRIu64 "+%" PRIu64 " ", f->range_lo, f->range_hi - f->range_lo);
+	if (f->latency_ms)
+		FAULT_APPEND("latency=%u ", f->latency_ms);
+	if (f->corrupt_hi)
+		FAULT_APPEND("corrupt=%" PRIu64 "+%" PRIu64 " ", f->corrupt_lo,
+		             f->corrupt_hi - f->corrupt_lo);
+	if (f->vanished)
+		FAULT_APPEND("vanish ");
+	if (used > 0 && used <= len && buf[used - 1] == ' ')
+		buf[used - 1] = '\n';
+#undef FAULT_APPEND
+}
+
+static bool overlaps(uint64_t lo, uint64_t hi, uint64_t off, size_t len)
+{
+	return hi == 0 || (off < hi && off + len > lo);
+}
+
+int member_fault_before(struct member *m, bool is_write, uint64_t data_off, size_t len)
+{
+	struct member_fault *f = m->fault;
+
+	if (!f)
+		return 0;
+	if (f->vanished)
+		return -EIO;
+	if (f->latency_ms) {
+		struct timespec nap = { f->latency_ms / 1000, (long)(f->latency_ms % 1000) * 1000000L };
+		nanosleep(&nap, NULL);
+	}
+	if (!(is_write ? f->write_error : f->read_error))
+		return 0;
+	if (!overlaps(f->range_lo, f->range_hi, data_off, len))
+		return 0;
+	if (f->rate_ppm) {
+		/* xorshift: cheap, and races between threads only blur it */
+		uint64_t x = f->rng;
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		f->rng = x;
+		if (x % 1000000u >= f->rate_ppm)
+			return 0;
+	}
+	return -EIO;
+}
+
+void member_fault_after_read(struct member *m, void *buf, uint64_t data_off, size_t len)
+{
+	struct member_fault *f = m->fault;
+
+	if (!f || f->corrupt_hi == 0 || !overlaps(f->corrupt_lo, f->corrupt_hi, data_off, len))
+		return;
+	uint64_t from = f->corrupt_lo > data_off ? f->corrupt_lo : data_off;
+	uint64_t to = f->corrupt_hi < data_off + len ? f->corrupt_hi : data_off + len;
+	for (uint64_t at = from; at < to; at++)
+		((uint8_t *)buf)[at - data_off] ^= 0xa5;
+}

@@ -140,6 +140,16 @@ static void array_roles_mark_faulty(struct raid_array *a, uint32_t dev_number)
 	array_roles_set(a, dev_number, MD_ROLE_FAULTY);
 }
 
+bool array_can_spare(struct raid_array *a, int role, const int *also, int nr_also)
+{
+	bool missing[RAID_MAX_MEMBERS];
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		missing[r] = !a->slot[r] || r == role;
+	for (int i = 0; i < nr_also; i++)
+		missing[also[i]] = true;
+	return a->ops->can_run(&a->geo, missing);
+}
+
 int array_missing_count(const struct raid_array *a)
 {
 	int missing = 0;

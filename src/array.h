@@ -169,6 +169,10 @@ void array_note_write_error(struct raid_array *a, int err);
  * levels without redundancy, -ENODEV when a member is missing. */
 int array_check(struct raid_array *a, uint64_t *mismatch_sectors);
 
+/* Whether the array could still serve data without role (and the roles
+ * already missing), e.g. to rebuild it after a read error. */
+bool array_can_spare(struct raid_array *a, int role, const int *also, int nr_also);
+
 /* Count of roles without a serving member. */
 int array_missing_count(const struct raid_array *a);
 

@@ -22,25 +22,42 @@
 /* Requests per parallel batch. */
 #define EXTENT_BATCH 64
 
-/* Read a piece from its copies one after another, failing members that
- * error while another copy remains: the slow path after a failed batch. */
+/* Read a piece from its copies one after another. A copy that fails to
+ * read gets the good bytes written back (md's read-error handling); only
+ * if that write fails too is its member failed. */
 static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64_t off)
 {
 	while (len > 0) {
 		struct raid_extent ext;
-		int rc = -EIO;
+		int rc = -EIO, bad[RAID_MAX_COPIES], nr_bad = 0;
 
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
 		size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
 		for (int c = 0; c < ext.nr_copies; c++) {
-			int role = ext.copies[c].role;
-			struct member *m = a->slot[role];
+			struct member *m = a->slot[ext.copies[c].role];
 			if (!m)
 				continue;
 			rc = member_read(m, dst, piece, ext.copies[c].member_off_bytes);
 			if (rc == 0)
 				break;
-			array_member_error(a, role, rc, false);
+			bad[nr_bad++] = c;
+		}
+		for (int i = 0; i < nr_bad; i++) {
+			int role = ext.copies[bad[i]].role;
+			struct member *m = a->slot[role];
+			if (!m)
+				continue;
+			if (rc < 0) {
+				array_member_error(a, role, -EIO, false);
+				continue;
+			}
+			int wrc = member_write(m, dst, piece, ext.copies[bad[i]].member_off_bytes);
+			if (wrc == 0)
+				array_logf(a, "read error on %s (role %d) corrected: %zu KiB rewritten "
+				           "from another copy",
+				           m->abs_path, role, piece / 1024);
+			else
+				array_member_error(a, role, wrc, true);
 		}
 		if (rc < 0)
 			return rc;

@@ -110,6 +110,26 @@ void stripe_row_free(struct stripe_row *r)
 	r->buffers = NULL;
 }
 
+/* Roles that failed a read in the operation under way on this thread: the
+ * operation goes on as if they were missing, rebuilds their bytes from the
+ * rest of the row and writes them back (md's handling of read errors); a
+ * member is failed only if that rewrite fails too. */
+static __thread int suspect_roles[2];
+static __thread int nr_suspect_roles;
+
+static bool role_suspect(int role)
+{
+	for (int i = 0; i < nr_suspect_roles; i++)
+		if (suspect_roles[i] == role)
+			return true;
+	return false;
+}
+
+static void suspects_clear(void)
+{
+	nr_suspect_roles = 0;
+}
+
 /* ---- member I/O of a band ------------------------------------------- */
 
 struct band_io {
@@ -147,7 +167,15 @@ static int band_io_run(struct band_io *io, struct raid_array *a)
 		struct io_req *req = &io->reqs[i];
 		if (req->result == 0)
 			continue;
-		bool failed_out = array_member_error(a, io->roles[i], req->result, req->is_write);
+		int role = io->roles[i];
+		if (!req->is_write && nr_suspect_roles < 2 && !role_suspect(role) &&
+		    array_can_spare(a, role, suspect_roles, nr_suspect_roles)) {
+			suspect_roles[nr_suspect_roles++] = role;
+			if (rc == 0)
+				rc = -EAGAIN;
+			continue;
+		}
+		bool failed_out = array_member_error(a, role, req->result, req->is_write);
 		if (!failed_out)
 			rc = req->result;
 		else if (!req->is_write && rc == 0)
@@ -182,7 +210,7 @@ static void band_set_state(struct stripe_row *r, int k, uint32_t c0, uint32_t c1
 
 static bool role_present(const struct raid_array *a, int role)
 {
-	return role >= 0 && a->slot[role] != NULL;
+	return role >= 0 && a->slot[role] != NULL && !role_suspect(role);
 }
 
 /* Whether writes of the row's columns [c0, c1) on role have a member. */
@@ -294,6 +322,21 @@ static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, ui
 		return rc;
 	if (parity_recover(v.by_slot, nr_data, nr_parity == 2, lost, nr_lost, len) < 0)
 		return -EIO;
+	/* Bytes of members that failed to read: write back what they hold. */
+	for (int i = 0; i < nr_lost; i++) {
+		int role = v.role[lost[i]];
+		struct member *m = role_suspect(role) ? a->slot[role] : NULL;
+		if (!m)
+			continue;
+		int wrc = member_write(m, v.by_slot[lost[i]], len,
+		                       r->lay.member_off_bytes + (uint64_t)c0 * COLUMN);
+		if (wrc == 0)
+			array_logf(a, "read error on %s (role %d) corrected: %zu KiB rewritten from "
+			           "the rest of row %llu",
+			           m->abs_path, role, len / 1024, (unsigned long long)r->row);
+		else
+			array_member_error(a, role, wrc, true);
+	}
 	for (int k = 0; k < nr_data; k++)
 		if (r->state[k][c0] == COLUMN_INVALID)
 			band_set_state(r, k, c0, c1, COLUMN_CLEAN);
@@ -416,6 +459,7 @@ static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, u
 int stripe_row_write(struct raid_array *a, struct stripe_row *r, int k, uint64_t lo,
                      uint64_t hi, const void *src)
 {
+	suspects_clear();
 	uint32_t c_first = (uint32_t)(lo / COLUMN), c_last = (uint32_t)((hi - 1) / COLUMN);
 	int rc;
 
@@ -477,6 +521,7 @@ int stripe_row_read(struct raid_array *a, struct stripe_row *r, int k, uint64_t 
 	uint32_t c0 = (uint32_t)(lo / COLUMN), c1 = (uint32_t)((hi + COLUMN - 1) / COLUMN);
 	bool cached = true;
 
+	suspects_clear();
 	for (uint32_t c = c0; c < c1 && cached; c++)
 		cached = r->state[k][c] != COLUMN_INVALID;
 	if (!cached) {
@@ -492,6 +537,7 @@ int stripe_row_read(struct raid_array *a, struct stripe_row *r, int k, uint64_t 
 
 int stripe_row_load_all(struct raid_array *a, struct stripe_row *r)
 {
+	suspects_clear();
 	for (int k = 0; k < r->lay.nr_data; k++) {
 		int rc = role_present(a, r->lay.data_role[k]) ?
 		                 row_load_range(a, r, k, 0, r->nr_columns) :
@@ -506,6 +552,7 @@ int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_r
 {
 	uint32_t c0 = 0;
 
+	suspects_clear();
 	while (r->nr_dirty && c0 < r->nr_columns) {
 		uint32_t end = band_end(r, c0, r->nr_columns);
 		int rc;

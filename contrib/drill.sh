@@ -1,0 +1,102 @@
+#!/bin/bash
+# drill.sh - a degraded-mode recovery drill on a raidfuse volume:
+#   create an array, run fio with crc32c verification (a writer and a
+#   reader), fail a member mid-run, remove it, add a replacement, wait for
+#   the rebuild with progress, run check, and report.
+#
+# Usage: contrib/drill.sh [--level 5] [--members 4] [--chunk 64K]
+#                         [--size 256M] [--runtime 20] [--dir DIR] [--keep]
+# Needs fio and a built raidfuse (RAIDFUSE=path, default build/raidfuse).
+# Exit status 0 when the drill passes: no verify errors, no I/O errors seen
+# by the user on a redundant level, and mismatch_cnt 0 after the rebuild.
+set -uo pipefail
+
+level=5 members=4 chunk=64K size=256M runtime=20 dir= keep=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--level) level=$2; shift 2 ;;
+	--members) members=$2; shift 2 ;;
+	--chunk) chunk=$2; shift 2 ;;
+	--size) size=$2; shift 2 ;;
+	--runtime) runtime=$2; shift 2 ;;
+	--dir) dir=$2; shift 2 ;;
+	--keep) keep=1; shift ;;
+	-h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "drill: unknown option $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+top=$(cd "$(dirname "$0")/.." && pwd)
+RAIDFUSE=${RAIDFUSE:-$top/build/raidfuse}
+[ -x "$RAIDFUSE" ] || { echo "drill: no raidfuse at $RAIDFUSE (build it, or set RAIDFUSE)" >&2; exit 2; }
+command -v fio >/dev/null || { echo "drill: fio is not installed" >&2; exit 2; }
+dir=${dir:-$(mktemp -d "${TMPDIR:-/tmp}/raidfuse-drill.XXXXXX")}
+mnt=$dir/mnt
+mkdir -p "$mnt"
+cleanup() {
+	mountpoint -q "$mnt" && "$RAIDFUSE" umount "$mnt"
+	[ "$keep" = 1 ] || rm -rf "$dir"
+}
+trap cleanup EXIT
+say() { printf 'drill: %s\n' "$*"; }
+
+files=()
+for ((i = 0; i < members; i++)); do files+=("$dir/member$i.img"); done
+"$RAIDFUSE" create --level "$level" --raid-devices "$members" --chunk "$chunk" --size "$size" \
+	"${files[@]}" >/dev/null || exit 1
+"$RAIDFUSE" mount "${files[@]}" "$mnt" || exit 1
+vol_mib=$(( $(stat -c %s "$mnt/volume.img") / 1048576 ))
+half=$(( vol_mib / 2 ))
+say "raid$level of $members members ($chunk chunk), volume $vol_mib MiB at $mnt"
+
+# The reader verifies a region written first; the writer keeps writing and
+# verifying its own region while the member fails and is rebuilt.
+fio --name=prefill --filename="$mnt/volume.img" --offset=0 --size=${half}M --rw=write --bs=1M \
+	--ioengine=psync --verify=crc32c --do_verify=0 --verify_state_save=0 --output=/dev/null || exit 1
+fio --name=writer --filename="$mnt/volume.img" --offset=${half}M --size=$(( vol_mib - half ))M \
+	--rw=randwrite --bs=4k-128k --ioengine=psync --verify=crc32c --verify_fatal=1 --verify_backlog=32 \
+	--verify_state_save=0 --loops=1000 --time_based --runtime="$runtime" \
+	--output="$dir/writer.out" --output-format=terse >/dev/null 2>&1 &
+writer=$!
+fio --name=reader --filename="$mnt/volume.img" --offset=0 --size=${half}M --rw=read --bs=1M \
+	--ioengine=psync --verify=crc32c --verify_only --verify_fatal=1 --verify_state_save=0 \
+	--time_based --runtime="$runtime" --output="$dir/reader.out" --output-format=terse \
+	>/dev/null 2>&1 &
+reader=$!
+
+sleep $(( runtime / 4 + 1 ))
+victim=${files[1]}
+say "failing $victim"
+"$RAIDFUSE" fail "$mnt" "$victim" || say "fail refused (no redundancy at this level)"
+"$RAIDFUSE" remove "$mnt" "$victim" >/dev/null 2>&1
+truncate -s "$size" "$dir/replacement.img"
+say "adding $dir/replacement.img"
+t0=$(date +%s.%N)
+"$RAIDFUSE" add "$mnt" "$dir/replacement.img" || say "add refused"
+"$RAIDFUSE" wait "$mnt"
+t1=$(date +%s.%N)
+
+wait "$writer"; writer_rc=$?
+wait "$reader"; reader_rc=$?
+errors_of() { # terse v3: field 5 is the job's error number
+	awk -F';' '{ print $5 }' "$1" 2>/dev/null | head -1
+}
+writer_err=$(errors_of "$dir/writer.out")
+reader_err=$(errors_of "$dir/reader.out")
+
+say "running check"
+"$RAIDFUSE" check "$mnt" && "$RAIDFUSE" wait "$mnt" >/dev/null
+mismatch=$(cat "$mnt/.raidfuse/mismatch_cnt")
+state=$(sed -n 's/^state: //p' "$mnt/.raidfuse/status")
+rebuild_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+member_mib=$(( $(numfmt --from=iec "$size") / 1048576 - 1 ))
+rate=$(awk -v m="$member_mib" -v s="$rebuild_s" 'BEGIN { printf "%.1f", m / (s + 0.001) }')
+
+echo
+echo "=== drill report: raid$level, $members members, chunk $chunk, $size members ==="
+printf '%-34s %s\n' "verify errors (writer, reader):" "${writer_err:-?}, ${reader_err:-?} (exit ${writer_rc}, ${reader_rc})"
+printf '%-34s %s\n' "I/O errors seen by the user:" "$([ "$writer_rc$reader_rc" = 00 ] && echo 0 || echo 'yes: see '"$dir"'/*.out')"
+printf '%-34s %s s (%s MiB/s per member)\n' "rebuild time (add to in sync):" "$rebuild_s" "$rate"
+printf '%-34s %s\n' "mismatch_cnt after rebuild:" "$mismatch"
+printf '%-34s %s\n' "array state:" "$state"
+echo "log:"; sed 's/^/  /' "$mnt/.raidfuse/log"
+[ "$writer_rc" = 0 ] && [ "$reader_rc" = 0 ] && [ "$mismatch" = 0 ] && [ "$state" = active ]

@@ -230,8 +230,9 @@ int array_remove_member(struct raid_array *a, struct member *m)
 		rc = -EBUSY;
 	else if (m->state != MEMBER_REMOVED) {
 		m->state = MEMBER_REMOVED;
-		/* The descriptor stays open: a request still in flight may hold
-		 * the member. Its lock goes with the daemon. */
+		/* The descriptor stays open (a request still in flight may use
+		 * it), but the file is free for others. */
+		member_unclaim(m);
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	if (rc == 0)
@@ -244,7 +245,8 @@ int array_remove_member(struct raid_array *a, struct member *m)
 int array_recovery_begin(struct raid_array *a, int role, struct member *m)
 {
 	pthread_mutex_lock(&a->state_lock);
-	if (a->slot[role] || (a->rebuilding[role] && a->rebuilding[role] != m)) {
+	if ((a->slot[role] && a->rebuilding[role] != m) ||
+	    (a->rebuilding[role] && a->rebuilding[role] != m)) {
 		pthread_mutex_unlock(&a->state_lock);
 		return -EBUSY;
 	}
@@ -286,7 +288,12 @@ int array_recovery_finish(struct raid_array *a, int role)
 	/* What the rebuild wrote must be durable before the superblocks say
 	 * the member is in sync. */
 	int rc = member_sync(m);
+	struct member *replaced = a->slot[role];
 	if (rc == 0) {
+		if (replaced) {
+			replaced->state = MEMBER_FAULTY;
+			array_roles_mark_faulty(a, replaced->sb.dev_number);
+		}
 		a->slot[role] = m;
 		a->rebuilding[role] = NULL;
 		m->state = MEMBER_IN_SYNC;
@@ -297,6 +304,9 @@ int array_recovery_finish(struct raid_array *a, int role)
 	pthread_mutex_unlock(&a->state_lock);
 	array_logf(a, "recovery of role %d onto %s %s", role, m->abs_path,
 	           rc == 0 ? "finished: the member is in sync" : "could not be completed");
+	if (rc == 0 && replaced)
+		array_logf(a, "%s replaced %s, which is now faulty: remove it", m->abs_path,
+		           replaced->abs_path);
 	return rc;
 }
 
@@ -308,7 +318,7 @@ bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_
 		return false;
 	pthread_mutex_lock(&a->state_lock);
 	for (int role = 0; role < a->geo.raid_disks; role++) {
-		if (a->slot[role])
+		if (a->slot[role] && !a->rebuilding[role])
 			continue;
 		struct member *m = a->rebuilding[role];
 		for (int i = 0; !m && i < a->nr_members; i++)
@@ -335,7 +345,10 @@ void array_recovery_kick(struct raid_array *a)
 		array_sync_recover(a, role, m);
 }
 
-int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen)
+/* Open, claim and check a member to add, and give it a superblock of
+ * this array (a spare, not yet written). */
+static int array_member_prepare(struct raid_array *a, const char *path, struct member **out,
+                                char *err, size_t errlen)
 {
 	const struct member *model = NULL;
 	uint32_t next_dev = 0;
@@ -346,6 +359,11 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
 	if (!a->ops->recover_unit)
 		return errmsg_fail(-EOPNOTSUPP, err, errlen,
 		                   "%s has no redundancy to rebuild a member from", a->ops->name);
+	if (a->ops->recover_in_order && !a->ops->recover_in_order(a))
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "online rebuilds of this %s layout (far or offset copies) are not "
+		                   "supported",
+		                   a->ops->name);
 	if (a->nr_members >= a->members_capacity)
 		return errmsg_fail(-ENOSPC, err, errlen, "too many members added");
 	for (int role = 0; role < a->geo.raid_disks && !model; role++)
@@ -380,10 +398,8 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
 		                   "%s is %" PRIu64 " bytes; a member of this array needs %" PRIu64,
 		                   path, have, need);
 	}
-	struct md_super old;
 	if (member_super_load(m, NULL, 0) == 0 && memcmp(m->sb.set_uuid, a->set_uuid, 16) == 0) {
-		old = m->sb;
-		uint16_t old_role = md_super_role(&old);
+		uint16_t old_role = md_super_role(&m->sb);
 		if (old_role < a->geo.raid_disks && a->slot[old_role]) {
 			member_close(m);
 			return errmsg_fail(-EBUSY, err, errlen,
@@ -409,15 +425,77 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
 	}
 	m->role = -1;
 	m->state = MEMBER_SPARE;
+	*out = m;
+	return 0;
+}
+
+int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen)
+{
+	struct member *m;
+	int rc = array_member_prepare(a, path, &m, err, errlen);
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&a->state_lock);
 	a->nr_members++;
-	array_roles_set(a, next_dev, MD_ROLE_SPARE);
+	array_roles_set(a, m->sb.dev_number, MD_ROLE_SPARE);
 	rc = array_super_sync(a, false);
 	pthread_mutex_unlock(&a->state_lock);
 	if (rc < 0)
 		return errmsg_fail(rc, err, errlen, "cannot record the new member: %s", strerror(-rc));
-	array_logf(a, "added %s as a spare (device %u)", m->abs_path, next_dev);
+	array_logf(a, "added %s as a spare (device %u)", m->abs_path, m->sb.dev_number);
 	array_recovery_kick(a);
+	return 0;
+}
+
+void array_replacement_failed(struct raid_array *a, int role, int err)
+{
+	pthread_mutex_lock(&a->state_lock);
+	struct member *m = a->rebuilding[role];
+	if (m && a->slot[role]) {
+		a->rebuilding[role] = NULL;
+		m->state = MEMBER_FAULTY;
+		array_roles_mark_faulty(a, m->sb.dev_number);
+		array_super_sync(a, false);
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	if (m)
+		array_logf(a, "replacement %s of role %d failed on write: %s; role %d stays on %s",
+		           m->abs_path, role, strerror(-err), role,
+		           a->slot[role] ? a->slot[role]->abs_path : "nothing");
+}
+
+int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
+                         size_t errlen)
+{
+	struct member *m;
+	int role = old->role;
+
+	if (old->state != MEMBER_IN_SYNC || role < 0)
+		return errmsg_fail(-EINVAL, err, errlen, "%s is not in sync: add a member instead",
+		                   old->abs_path);
+	if (a->rebuilding[role])
+		return errmsg_fail(-EBUSY, err, errlen, "role %d is being rebuilt already", role);
+	int rc = array_member_prepare(a, path, &m, err, errlen);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&a->state_lock);
+	a->nr_members++;
+	a->rebuilding[role] = m;
+	atomic_store(&a->rebuilt_bytes[role], 0);
+	m->sb.recovery_offset = 0;
+	pthread_mutex_unlock(&a->state_lock);
+	array_logf(a, "replacing %s (role %d) with %s; the old member serves until the copy ends",
+	           old->abs_path, role, m->abs_path);
+	rc = array_sync_recover(a, role, m);
+	if (rc < 0) {
+		pthread_mutex_lock(&a->state_lock);
+		a->rebuilding[role] = NULL;
+		m->state = MEMBER_REMOVED;
+		pthread_mutex_unlock(&a->state_lock);
+		return errmsg_fail(rc, err, errlen, "cannot start the copy: %s",
+		                   rc == -EBUSY ? "a check, repair or rebuild is running" :
+		                                  strerror(-rc));
+	}
 	return 0;
 }
 
@@ -570,12 +648,31 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 			return errmsg_fail(-EINVAL, err, errlen,
 			                   "%s: role %u is beyond raid_disks %d", m->path, role,
 			                   a->geo.raid_disks);
+		bool recovering = (m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+		                  m->sb.recovery_offset != MD_RESYNC_NONE;
+		/* A replacement being copied claims the role of the member it
+		 * replaces; the one that is in sync keeps serving. */
+		if (a->slot[role] && recovering && !a->rebuilding[role]) {
+			a->rebuilding[role] = m;
+			atomic_store(&a->rebuilt_bytes[role], m->sb.recovery_offset * SECTOR_BYTES);
+			m->role = role;
+			m->state = MEMBER_REBUILDING;
+			continue;
+		}
+		if (a->slot[role] && !recovering && a->rebuilding[role] == NULL) {
+			/* fall through to the error below */
+		} else if (a->rebuilding[role] && !recovering && !a->slot[role]) {
+			a->slot[role] = m;
+			m->role = role;
+			m->state = MEMBER_IN_SYNC;
+			a->geo.member_bytes[role] = m->sb.data_size * SECTOR_BYTES;
+			continue;
+		}
 		if (a->slot[role])
 			return errmsg_fail(-EINVAL, err, errlen,
 			                   "%s and %s both claim role %u of the array",
 			                   a->slot[role]->path, m->path, role);
-		if ((m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
-		    m->sb.recovery_offset != MD_RESYNC_NONE) {
+		if (recovering) {
 			/* Resume where the recovery had got to. */
 			a->rebuilding[role] = m;
 			atomic_store(&a->rebuilt_bytes[role], m->sb.recovery_offset * SECTOR_BYTES);

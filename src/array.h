@@ -149,6 +149,27 @@ static inline struct member *array_write_target(struct raid_array *a, int role,
  * err naming what is wrong. */
 int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen);
 
+/* Copy role of old onto a new member while old keeps serving (md's
+ * want_replacement); at the end the new one takes the role and old is
+ * faulty. */
+int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
+                         size_t errlen);
+
+/* A replacement being copied for role: it takes writes for what it has
+ * already (besides the member in sync). */
+static inline struct member *array_replacement_target(struct raid_array *a, int role,
+                                                      uint64_t dev_off, uint64_t len)
+{
+	struct member *m = a->rebuilding[role];
+	if (!a->slot[role] || !m)
+		return NULL;
+	return dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
+}
+
+/* A write to the replacement of role failed: give up the replacement (the
+ * member in sync goes on serving). */
+void array_replacement_failed(struct raid_array *a, int role, int err);
+
 /* Recovery bookkeeping for sync.c: start rebuilding role onto m (the
  * superblocks record it), note progress, finish. */
 int array_recovery_begin(struct raid_array *a, int role, struct member *m);

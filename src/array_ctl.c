@@ -360,11 +360,37 @@ static int store_member_fault(struct raid_array *a, struct member *m, const char
 	return 0;
 }
 
+/* md's want_replacement, with the replacement named at once. */
+static int store_member_replace(struct raid_array *a, struct member *m, const char *text,
+                                size_t len)
+{
+	char path[4096], err[512];
+
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	if (len == 0 || len >= sizeof(path) || text[0] != '/')
+		return -EINVAL;
+	memcpy(path, text, len);
+	path[len] = '\0';
+	int rc = array_replace_member(a, m, path, err, sizeof(err));
+	if (rc < 0)
+		array_logf(a, "replace %s with %s refused: %s", m->abs_path, path, err);
+	return rc;
+}
+
+static int show_member_replace(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)a;
+	(void)m;
+	return show_printf(buf, len, "write the path of a member to copy this one onto\n");
+}
+
 const struct array_attr member_attrs[] = {
 	{ "state", true, show_member_state, store_member_state },
 	{ "slot", false, show_member_slot, NULL },
 	{ "path", false, show_member_path, NULL },
 	{ "errors", false, show_member_errors, NULL },
 	{ "fault", true, show_member_fault, store_member_fault },
+	{ "replace_with", true, show_member_replace, store_member_replace },
 	{ NULL, false, NULL, NULL },
 };

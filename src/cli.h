@@ -20,6 +20,7 @@ int cmd_check(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
 int cmd_add(int argc, char **argv);
+int cmd_replace(int argc, char **argv);
 
 /* Print "raidfuse VERB: message" to stderr. */
 void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

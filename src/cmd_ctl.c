@@ -147,9 +147,27 @@ static void ctl_print_last_log(const char *verb, const char *mount)
 	cli_error(verb, "%s", msg ? msg + 1 : last);
 }
 
+/* path with its folder made absolute: the daemon runs from /. */
+static int ctl_absolute(const char *path, char *out, size_t outlen)
+{
+	char dir[PATH_MAX], resolved[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (!realpath(dir, resolved))
+		return -errno;
+	snprintf(out, outlen, "%s/%s", strcmp(resolved, "/") ? resolved : "", slash ? slash + 1 : path);
+	return 0;
+}
+
 int cmd_add(int argc, char **argv)
 {
-	char dir[PATH_MAX], resolved[PATH_MAX], abs_path[PATH_MAX * 2];
+	char abs_path[PATH_MAX * 2];
 
 	if (argc != 3 || strcmp(argv[1], "--help") == 0) {
 		bool help = argc == 2 && strcmp(argv[1], "--help") == 0;
@@ -162,20 +180,45 @@ int cmd_add(int argc, char **argv)
 	}
 	if (!ctl_is_mount("add", argv[1]))
 		return CLI_EXIT_ERROR;
-	const char *path = argv[2], *slash = strrchr(path, '/');
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
-	         slash ? path : ".");
-	if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	if (!realpath(dir, resolved)) {
-		cli_error("add", "%s: %s", path, strerror(errno));
+	int rc = ctl_absolute(argv[2], abs_path, sizeof(abs_path));
+	if (rc < 0) {
+		cli_error("add", "%s: %s", argv[2], strerror(-rc));
 		return CLI_EXIT_ERROR;
 	}
-	snprintf(abs_path, sizeof(abs_path), "%s/%s", strcmp(resolved, "/") ? resolved : "",
-	         slash ? slash + 1 : path);
-	int rc = ctl_write(argv[1], "new_dev", abs_path);
-	if (rc < 0) {
+	if (ctl_write(argv[1], "new_dev", abs_path) < 0) {
 		ctl_print_last_log("add", argv[1]);
+		return CLI_EXIT_ERROR;
+	}
+	return CLI_EXIT_OK;
+}
+
+int cmd_replace(int argc, char **argv)
+{
+	char abs_path[PATH_MAX * 2], dev[32], attr[64];
+
+	if (argc != 4 || strcmp(argv[1], "--help") == 0) {
+		bool help = argc == 2 && strcmp(argv[1], "--help") == 0;
+		fprintf(help ? stdout : stderr,
+		        "Usage: raidfuse replace MOUNTPOINT OLD NEW\n"
+		        "Copies OLD's role onto NEW while OLD keeps serving (md's\n"
+		        "want_replacement); then NEW takes the role and OLD is faulty.\n");
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	if (!ctl_is_mount("replace", argv[1]))
+		return CLI_EXIT_ERROR;
+	if (ctl_find_member(argv[1], argv[2], dev, sizeof(dev)) < 0) {
+		cli_error("replace", "%s is not a member of the array mounted at %s", argv[2],
+		          argv[1]);
+		return CLI_EXIT_ERROR;
+	}
+	int rc = ctl_absolute(argv[3], abs_path, sizeof(abs_path));
+	if (rc < 0) {
+		cli_error("replace", "%s: %s", argv[3], strerror(-rc));
+		return CLI_EXIT_ERROR;
+	}
+	snprintf(attr, sizeof(attr), "%s/replace_with", dev);
+	if (ctl_write(argv[1], attr, abs_path) < 0) {
+		ctl_print_last_log("replace", argv[1]);
 		return CLI_EXIT_ERROR;
 	}
 	return CLI_EXIT_OK;

@@ -118,9 +118,10 @@ int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 static int extent_write_batch(struct raid_array *a, const char *src, size_t len, uint64_t off)
 {
 	while (len > 0) {
-		struct io_req reqs[EXTENT_BATCH * RAID_MAX_COPIES];
-		int req_role[EXTENT_BATCH * RAID_MAX_COPIES];
-		int req_piece[EXTENT_BATCH * RAID_MAX_COPIES];
+		struct io_req reqs[EXTENT_BATCH * 2 * RAID_MAX_COPIES];
+		int req_role[EXTENT_BATCH * 2 * RAID_MAX_COPIES];
+		bool req_replacement[EXTENT_BATCH * 2 * RAID_MAX_COPIES];
+		int req_piece[EXTENT_BATCH * 2 * RAID_MAX_COPIES];
 		uint64_t piece_dev_off[EXTENT_BATCH];
 		size_t piece_len[EXTENT_BATCH];
 		int piece_copies_ok[EXTENT_BATCH];
@@ -131,15 +132,26 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 			a->ops->map(&a->geo, a->level_priv, off, &ext);
 			size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
 			for (int c = 0; c < ext.nr_copies; c++) {
-				struct member *m = array_write_target(a, ext.copies[c].role,
-				                                      ext.copies[c].member_off_bytes, piece);
-				if (!m)
-					continue;
-				reqs[nr] = (struct io_req){ .member = m, .buf = (void *)src,
-				                            .len_bytes = piece, .is_write = true,
-				                            .data_off_bytes = ext.copies[c].member_off_bytes };
-				req_role[nr] = ext.copies[c].role;
-				req_piece[nr++] = nr_pieces;
+				int role = ext.copies[c].role;
+				uint64_t at = ext.copies[c].member_off_bytes;
+				struct member *m = array_write_target(a, role, at, piece);
+				struct member *copy = array_replacement_target(a, role, at, piece);
+				if (m) {
+					reqs[nr] = (struct io_req){ .member = m, .buf = (void *)src,
+					                            .len_bytes = piece, .is_write = true,
+					                            .data_off_bytes = at };
+					req_role[nr] = role;
+					req_replacement[nr] = false;
+					req_piece[nr++] = nr_pieces;
+				}
+				if (copy) {
+					reqs[nr] = (struct io_req){ .member = copy, .buf = (void *)src,
+					                            .len_bytes = piece, .is_write = true,
+					                            .data_off_bytes = at };
+					req_role[nr] = role;
+					req_replacement[nr] = true;
+					req_piece[nr++] = nr_pieces;
+				}
 			}
 			piece_dev_off[nr_pieces] = ext.copies[0].member_off_bytes;
 			piece_len[nr_pieces] = piece;
@@ -157,10 +169,14 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 		if (rc < 0)
 			return rc;
 		for (int i = 0; i < nr; i++) {
-			if (reqs[i].result == 0)
+			if (req_replacement[i]) {
+				if (reqs[i].result < 0)
+					array_replacement_failed(a, req_role[i], reqs[i].result);
+			} else if (reqs[i].result == 0) {
 				piece_copies_ok[req_piece[i]]++;
-			else if (!array_member_error(a, req_role[i], reqs[i].result, true))
+			} else if (!array_member_error(a, req_role[i], reqs[i].result, true)) {
 				rc = reqs[i].result;
+			}
 		}
 		if (rc < 0)
 			return rc;

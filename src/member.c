@@ -120,6 +120,12 @@ int member_claim(struct member *m, bool exclusive, char *err, size_t errlen)
 	return errmsg_fail(-errno, err, errlen, "%s: cannot lock: %s", m->path, strerror(errno));
 }
 
+void member_unclaim(struct member *m)
+{
+	if (m->fd >= 0)
+		flock(m->fd, LOCK_UN);
+}
+
 void member_close(struct member *m)
 {
 	if (m->fd >= 0)

@@ -54,6 +54,8 @@ struct member {
  * device. On error returns -errno and describes it in err. */
 int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen);
 void member_close(struct member *m);
+/* Give up the claim (a removed member: others may use the file now). */
+void member_unclaim(struct member *m);
 
 /* Claim the member for this process: exclusively to write, shared to only
  * read (flock, so the claim follows the descriptor into a forked daemon).

@@ -21,6 +21,7 @@ static const struct {
 	{ "fail", cmd_fail, "mark a member of a mounted array faulty (a drill)" },
 	{ "remove", cmd_remove, "remove a faulty member from a mounted array" },
 	{ "add", cmd_add, "add a member: rebuilt into a missing role, or a spare" },
+	{ "replace", cmd_replace, "copy a member onto a new one while it still serves" },
 	{ "check", cmd_check, "start md's check: count parity/mirror mismatches, change nothing" },
 	{ "repair", cmd_repair, "start md's repair: rewrite mismatched parity/mirrors" },
 	{ "wait", cmd_wait, "wait for a check or repair to end, with progress" },

@@ -133,8 +133,9 @@ static void suspects_clear(void)
 /* ---- member I/O of a band ------------------------------------------- */
 
 struct band_io {
-	struct io_req reqs[RAID_MAX_MEMBERS + 2];
-	int roles[RAID_MAX_MEMBERS + 2];
+	struct io_req reqs[2 * (RAID_MAX_MEMBERS + 2)];
+	int roles[2 * (RAID_MAX_MEMBERS + 2)];
+	bool to_replacement[2 * (RAID_MAX_MEMBERS + 2)];
 	int nr;
 };
 
@@ -168,6 +169,10 @@ static int band_io_run(struct band_io *io, struct raid_array *a)
 		if (req->result == 0)
 			continue;
 		int role = io->roles[i];
+		if (io->to_replacement[i]) {
+			array_replacement_failed(a, role, req->result);
+			continue;
+		}
 		if (!req->is_write && nr_suspect_roles < 2 && !role_suspect(role) &&
 		    array_can_spare(a, role, suspect_roles, nr_suspect_roles)) {
 			suspect_roles[nr_suspect_roles++] = role;

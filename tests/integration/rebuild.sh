@@ -109,4 +109,26 @@ grep -q "recovery of role 3 onto .*spare finished" "$dir/mnt/.raidfuse/log" ||
 volume_has_ref "$dir/mnt" || fail "data wrong after the spare took over"
 rf_umount "$dir/mnt"
 log "ok: a spare took over a failed member at once"
+# replace: copy a member onto a new one while it keeps serving, writes
+# going on; then the new one serves and the old one is refused back.
+rf_mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/spare" "$dir/mnt"
+echo 20000 >"$dir/mnt/.raidfuse/sync_speed_max"
+truncate -s 48M "$dir/copy"
+"$RAIDFUSE" replace "$dir/mnt" "$dir/m0" "$dir/copy" || fail "replace"
+grep -q "(R)" "$dir/mnt/.raidfuse/status" || fail "status does not show the replacement"
+grep -q '"degraded":0' <("$RAIDFUSE" status --json "$dir/mnt") || fail "degraded during a replace"
+dd if=/dev/urandom of=late bs=1M count=2 status=none
+dd if=late of="$dir/mnt/volume.img" bs=1M seek=50 conv=notrunc,fsync status=none || fail "write during replace"
+wait_idle "$dir/mnt"
+grep -q "copy replaced .*m0, which is now faulty" "$dir/mnt/.raidfuse/log" ||
+	fail "no replace in the log: $(cat "$dir/mnt/.raidfuse/log")"
+"$RAIDFUSE" remove "$dir/mnt" "$dir/m0" || fail "remove the replaced member"
+volume_has_ref "$dir/mnt" || fail "data wrong after replace"
+cmp <(dd if="$dir/mnt/volume.img" bs=1M skip=50 count=2 status=none) late || fail "write during replace lost"
+if "$RAIDFUSE" add "$dir/mnt" "$dir/m0" 2>add.err; then fail "the replaced member was taken back"; fi
+grep -q replaced add.err || fail "refusal of the replaced member: $(cat add.err)"
+rf_umount "$dir/mnt"
+"$RAIDFUSE" verify "$dir/copy" "$dir/new1" "$dir/new2" "$dir/spare" | grep -q "mismatch_cnt: 0" ||
+	fail "parity inconsistent after replace"
+log "ok: replace copied a serving member under writes; the old one is refused back"
 log "PASS"

@@ -296,6 +296,7 @@ int array_recovery_finish(struct raid_array *a, int role)
 		}
 		a->slot[role] = m;
 		a->rebuilding[role] = NULL;
+		a->rebuild_bitmap_only[role] = false;
 		m->state = MEMBER_IN_SYNC;
 		m->sb.recovery_offset = MD_RESYNC_NONE;
 		m->sb.feature_map &= ~MD_FEATURE_RECOVERY_OFFSET;
@@ -348,7 +349,7 @@ void array_recovery_kick(struct raid_array *a)
 /* Open, claim and check a member to add, and give it a superblock of
  * this array (a spare, not yet written). */
 static int array_member_prepare(struct raid_array *a, const char *path, struct member **out,
-                                char *err, size_t errlen)
+                                int *readd_role, char *err, size_t errlen)
 {
 	const struct member *model = NULL;
 	uint32_t next_dev = 0;
@@ -400,6 +401,13 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	}
 	if (member_super_load(m, NULL, 0) == 0 && memcmp(m->sb.set_uuid, a->set_uuid, 16) == 0) {
 		uint16_t old_role = md_super_role(&m->sb);
+		/* It left while the bitmap kept every region written since: it
+		 * needs only those (md's re-add). */
+		if (readd_role && old_role < a->geo.raid_disks && !a->slot[old_role] &&
+		    !a->rebuilding[old_role] && a->bitmap &&
+		    m->sb.events >= bitmap_events_cleared(a->bitmap) &&
+		    m->sb.data_offset * SECTOR_BYTES == model->data_offset_bytes)
+			*readd_role = old_role;
 		if (old_role < a->geo.raid_disks && a->slot[old_role]) {
 			member_close(m);
 			return errmsg_fail(-EBUSY, err, errlen,
@@ -432,19 +440,38 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen)
 {
 	struct member *m;
-	int rc = array_member_prepare(a, path, &m, err, errlen);
+	int readd_role = -1;
+	int rc = array_member_prepare(a, path, &m, &readd_role, err, errlen);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&a->state_lock);
 	a->nr_members++;
 	array_roles_set(a, m->sb.dev_number, MD_ROLE_SPARE);
+	if (readd_role >= 0) {
+		a->rebuilding[readd_role] = m;
+		a->rebuild_bitmap_only[readd_role] = true;
+		atomic_store(&a->rebuilt_bytes[readd_role], 0);
+		m->sb.recovery_offset = 0;
+	}
 	rc = array_super_sync(a, false);
 	pthread_mutex_unlock(&a->state_lock);
 	if (rc < 0)
 		return errmsg_fail(rc, err, errlen, "cannot record the new member: %s", strerror(-rc));
-	array_logf(a, "added %s as a spare (device %u)", m->abs_path, m->sb.dev_number);
+	if (readd_role >= 0)
+		array_logf(a, "re-added %s to role %d: only the %" PRIu64 " regions the bitmap "
+		           "marks are rebuilt",
+		           m->abs_path, readd_role, bitmap_count_set(a->bitmap));
+	else
+		array_logf(a, "added %s as a spare (device %u)", m->abs_path, m->sb.dev_number);
 	array_recovery_kick(a);
 	return 0;
+}
+
+bool array_rebuild_needed(struct raid_array *a, int role, uint64_t dev_off, uint64_t len)
+{
+	if (!a->rebuild_bitmap_only[role] || !a->bitmap)
+		return true;
+	return bitmap_range_dirty(a->bitmap, dev_off, len);
 }
 
 void array_replacement_failed(struct raid_array *a, int role, int err)
@@ -475,7 +502,7 @@ int array_replace_member(struct raid_array *a, struct member *old, const char *p
 		                   old->abs_path);
 	if (a->rebuilding[role])
 		return errmsg_fail(-EBUSY, err, errlen, "role %d is being rebuilt already", role);
-	int rc = array_member_prepare(a, path, &m, err, errlen);
+	int rc = array_member_prepare(a, path, &m, NULL, err, errlen);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&a->state_lock);

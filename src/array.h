@@ -49,6 +49,9 @@ struct raid_array {
 	 * already) and no reads until it is in sync. */
 	struct member *rebuilding[RAID_MAX_MEMBERS];
 	atomic_uint_fast64_t rebuilt_bytes[RAID_MAX_MEMBERS];
+	/* A returning member: only what the write-intent bitmap marks is
+	 * rebuilt (md's re-add). */
+	bool rebuild_bitmap_only[RAID_MAX_MEMBERS];
 
 	uint8_t set_uuid[16];
 	char set_name[33];
@@ -154,6 +157,10 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
  * faulty. */
 int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
                          size_t errlen);
+
+/* During a rebuild of role: whether member bytes [dev_off, +len) need it
+ * (false for a returning member where the bitmap says nothing changed). */
+bool array_rebuild_needed(struct raid_array *a, int role, uint64_t dev_off, uint64_t len);
 
 /* A replacement being copied for role: it takes writes for what it has
  * already (besides the member in sync). */

@@ -178,6 +178,23 @@ bool bitmap_test(const struct write_bitmap *b, uint64_t bit)
 	return b->bits[bit / 8] & (1u << (bit % 8));
 }
 
+bool bitmap_range_dirty(struct write_bitmap *b, uint64_t dev_off, uint64_t len)
+{
+	bool dirty = false;
+	uint64_t first = dev_off / b->chunk_bytes, last = (dev_off + len - 1) / b->chunk_bytes;
+
+	pthread_mutex_lock(&b->lock);
+	for (uint64_t i = first; i <= last && i < b->nr_bits && !dirty; i++)
+		dirty = bitmap_test(b, i);
+	pthread_mutex_unlock(&b->lock);
+	return dirty;
+}
+
+uint64_t bitmap_events_cleared(const struct write_bitmap *b)
+{
+	return b->sb.events_cleared;
+}
+
 uint64_t bitmap_count_set(struct write_bitmap *b)
 {
 	uint64_t n = 0;

@@ -43,6 +43,11 @@ uint64_t bitmap_nr_bits(const struct write_bitmap *b);
 uint64_t bitmap_chunk_bytes(const struct write_bitmap *b);
 bool bitmap_test(const struct write_bitmap *b, uint64_t bit);
 uint64_t bitmap_count_set(struct write_bitmap *b);
+/* Whether any bit covering member bytes [dev_off, dev_off + len) is set. */
+bool bitmap_range_dirty(struct write_bitmap *b, uint64_t dev_off, uint64_t len);
+/* events_cleared: a member that left at these events or later missed
+ * only what the bits mark. */
+uint64_t bitmap_events_cleared(const struct write_bitmap *b);
 
 /* Around every write of member bytes [dev_off, dev_off + len): start
  * returns once the covering bits are durable on every member. */

@@ -368,7 +368,10 @@ int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int r
 				from = c;
 		}
 		uint64_t at = to >= 0 ? ext.copies[to].member_off_bytes : 0;
-		if (to >= 0 && at + len > atomic_load(&a->rebuilt_bytes[role])) {
+		if (to >= 0 && at + len > atomic_load(&a->rebuilt_bytes[role]) &&
+		    !array_rebuild_needed(a, role, at, len)) {
+			atomic_store(&a->rebuilt_bytes[role], at + len);
+		} else if (to >= 0 && at + len > atomic_load(&a->rebuilt_bytes[role])) {
 			if (from < 0)
 				rc = -EIO;
 			else

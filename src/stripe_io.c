@@ -159,6 +159,10 @@ int stripe_io_recover_unit(struct raid_array *a, void *ctx, uint64_t row, int ro
 		return -ENOMEM;
 	if (end <= atomic_load(&a->rebuilt_bytes[role]))
 		return 0; /* rebuilt before a restart */
+	if (!array_rebuild_needed(a, role, row * a->geo.chunk_bytes, a->geo.chunk_bytes)) {
+		atomic_store(&a->rebuilt_bytes[role], end);
+		return 0;
+	}
 	int rc = stripe_cache_hold(a, row, &held);
 	if (rc < 0)
 		return rc;

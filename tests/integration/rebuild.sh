@@ -131,4 +131,29 @@ rf_umount "$dir/mnt"
 "$RAIDFUSE" verify "$dir/copy" "$dir/new1" "$dir/new2" "$dir/spare" | grep -q "mismatch_cnt: 0" ||
 	fail "parity inconsistent after replace"
 log "ok: replace copied a serving member under writes; the old one is refused back"
+
+# A member back after a transient removal: only what the bitmap marks.
+rf_mount "$dir/copy" "$dir/new1" "$dir/new2" "$dir/spare" "$dir/mnt"
+sleep 6 # let the bitmap daemon clear the bits of the healthy array
+"$RAIDFUSE" fail "$dir/mnt" "$dir/new2" && "$RAIDFUSE" remove "$dir/mnt" "$dir/new2" || fail "fail new2"
+dd if=/dev/urandom of=away bs=1M count=2 status=none
+dd if=away of="$dir/mnt/volume.img" bs=1M seek=44 conv=notrunc,fsync status=none
+"$RAIDFUSE" add "$dir/mnt" "$dir/new2" || fail "re-add new2"
+wait_idle "$dir/mnt"
+regions=$(sed -n 's/.*re-added .*new2 to role [0-9]*: only the \([0-9]*\) regions the bitmap marks.*/\1/p' \
+	"$dir/mnt/.raidfuse/log")
+[ -n "$regions" ] && [ "$regions" -ge 1 ] && [ "$regions" -le 4 ] ||
+	fail "re-add did not rebuild just the marked regions: $(cat "$dir/mnt/.raidfuse/log")"
+written=$(python3 -c 'import json,sys
+d=json.load(sys.stdin)
+print([m["written_bytes"] for m in d["members"] if m["path"].endswith("/new2") and m["state"]=="in_sync"][0])' \
+	< <("$RAIDFUSE" status --json "$dir/mnt"))
+[ "$written" -le $((regions * 2 * 1048576)) ] ||
+	fail "re-add wrote $written bytes, more than the $regions marked regions"
+cmp <(dd if="$dir/mnt/volume.img" bs=1M skip=44 count=2 status=none) away || fail "data written while away"
+volume_has_ref "$dir/mnt" || fail "data wrong after re-add"
+rf_umount "$dir/mnt"
+"$RAIDFUSE" verify "$dir/copy" "$dir/new1" "$dir/new2" "$dir/spare" | grep -q "mismatch_cnt: 0" ||
+	fail "parity inconsistent after a re-add"
+log "ok: a re-added member got only the $regions regions the bitmap marked ($written bytes)"
 log "PASS"

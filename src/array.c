@@ -22,6 +22,7 @@
 #include "array.h"
 #include "bitmap.h"
 #include "errmsg.h"
+#include "textbuf.h"
 #include "io_pool.h"
 #include "sync.h"
 
@@ -47,16 +48,12 @@ void array_logf(struct raid_array *a, const char *fmt, ...)
 
 void array_log_text(struct raid_array *a, char *buf, size_t len)
 {
-	size_t used = 0;
+	struct textbuf t = textbuf_init(buf, len);
 
-	buf[0] = '\0';
 	pthread_mutex_lock(&a->log_lock);
 	unsigned first = a->log_next > 64 ? a->log_next - 64 : 0;
-	for (unsigned i = first; i < a->log_next && used < len; i++) {
-		int n = snprintf(buf + used, len - used, "%s\n", a->log_ring[i % 64]);
-		if (n > 0)
-			used += (size_t)n;
-	}
+	for (unsigned i = first; i < a->log_next; i++)
+		textbuf_appendf(&t, "%s\n", a->log_ring[i % 64]);
 	pthread_mutex_unlock(&a->log_lock);
 }
 
@@ -719,16 +716,10 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 
 static void assemble_describe_missing(const struct raid_array *a, char *out, size_t outlen)
 {
-	size_t used = 0;
-	out[0] = '\0';
-	for (int role = 0; role < a->geo.raid_disks && used < outlen; role++) {
-		if (a->slot[role])
-			continue;
-		int n = snprintf(out + used, outlen - used, "%s%d", used ? ", " : "", role);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
+	struct textbuf t = textbuf_init(out, outlen);
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		if (!a->slot[role])
+			textbuf_appendf(&t, "%s%d", t.used ? ", " : "", role);
 }
 
 int array_assemble(struct raid_array **out, const char *const *paths, int nr_paths,
@@ -1084,43 +1075,35 @@ int array_stop(struct raid_array *a)
 void array_status_text(struct raid_array *a, char *buf, size_t len)
 {
 	char uuid[36], layout[64], chunk[32] = "";
-	size_t used = 0;
 	int nr_missing;
 
 	md_uuid_format(a->set_uuid, uuid);
 	md_layout_name(a->geo.level, a->geo.layout, layout, sizeof(layout));
 	if (a->geo.chunk_bytes)
 		snprintf(chunk, sizeof(chunk), ", %uk chunk", a->geo.chunk_bytes / 1024);
+	struct textbuf t = textbuf_init(buf, len);
 	pthread_mutex_lock(&a->state_lock);
 	nr_missing = array_missing_count(a);
-#define STATUS_APPEND(...)                                                            \
-	do {                                                                          \
-		if (used < len) {                                                     \
-			int n_ = snprintf(buf + used, len - used, __VA_ARGS__);       \
-			if (n_ > 0)                                                   \
-				used += (size_t)n_;                                   \
-		}                                                                     \
-	} while (0)
-	STATUS_APPEND("%s : active%s %s", a->set_name[0] ? a->set_name : "raidfuse",
+	textbuf_appendf(&t, "%s : active%s %s", a->set_name[0] ? a->set_name : "raidfuse",
 	              a->read_only ? " (read-only)" : "", a->ops->name);
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		if (a->slot[role])
-			STATUS_APPEND(" %s[%d]", a->slot[role]->abs_path, role);
+			textbuf_appendf(&t, " %s[%d]", a->slot[role]->abs_path, role);
 	for (int i = 0; i < a->nr_members; i++) {
 		const struct member *m = &a->members[i];
 		if (m->state == MEMBER_FAULTY)
-			STATUS_APPEND(" %s[%d](F)", m->abs_path, m->role);
+			textbuf_appendf(&t, " %s[%d](F)", m->abs_path, m->role);
 		else if (m->state == MEMBER_SPARE)
-			STATUS_APPEND(" %s(S)", m->abs_path);
+			textbuf_appendf(&t, " %s(S)", m->abs_path);
 		else if (m->state == MEMBER_REBUILDING)
-			STATUS_APPEND(" %s[%d](R)", m->abs_path, m->role);
+			textbuf_appendf(&t, " %s[%d](R)", m->abs_path, m->role);
 	}
-	STATUS_APPEND("\n      %" PRIu64 " blocks super 1.2%s%s%s [%d/%d] [",
+	textbuf_appendf(&t, "\n      %" PRIu64 " blocks super 1.2%s%s%s [%d/%d] [",
 	              a->geo.array_bytes / 1024, chunk, layout[0] ? ", layout " : "", layout,
 	              a->geo.raid_disks, a->geo.raid_disks - nr_missing);
 	for (int role = 0; role < a->geo.raid_disks; role++)
-		STATUS_APPEND("%c", a->slot[role] ? 'U' : '_');
-	STATUS_APPEND("]\n\nuuid: %s\nstate: %s\nevents: %" PRIu64 "\nsize_bytes: %" PRIu64
+		textbuf_appendf(&t, "%c", a->slot[role] ? 'U' : '_');
+	textbuf_appendf(&t, "]\n\nuuid: %s\nstate: %s\nevents: %" PRIu64 "\nsize_bytes: %" PRIu64
 	              "\n",
 	              uuid,
 	              nr_missing ? (a->started ? "active, degraded" : "clean, degraded")
@@ -1129,15 +1112,14 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
 		if (m)
-			STATUS_APPEND("member %d: %s in_sync read_bytes=%" PRIu64
+			textbuf_appendf(&t, "member %d: %s in_sync read_bytes=%" PRIu64
 			              " written_bytes=%" PRIu64 "\n",
 			              role, m->abs_path, (uint64_t)atomic_load(&m->bytes_read),
 			              (uint64_t)atomic_load(&m->bytes_written));
 		else
-			STATUS_APPEND("member %d: missing\n", role);
+			textbuf_appendf(&t, "member %d: missing\n", role);
 	}
-#undef STATUS_APPEND
 	pthread_mutex_unlock(&a->state_lock);
-	if (a->ops->status && a->workers_ready && used < len)
-		a->ops->status(a, buf + used, len - used);
+	if (a->ops->status && a->workers_ready && t.used < len)
+		a->ops->status(a, buf + t.used, len - t.used);
 }

@@ -13,6 +13,7 @@
 #include "array_ctl.h"
 #include "member_fault.h"
 #include "sync.h"
+#include "textbuf.h"
 
 int array_member_count(const struct raid_array *a)
 {
@@ -102,7 +103,6 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 {
 	struct sync_progress p;
 	char uuid[36], layout[64], level_lines[2048] = "";
-	size_t used = 0;
 
 	(void)unused;
 	array_sync_progress(a, &p);
@@ -110,17 +110,10 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	md_layout_name(a->geo.level, a->geo.layout, layout, sizeof(layout));
 	if (a->ops->status && a->workers_ready)
 		a->ops->status(a, level_lines, sizeof(level_lines));
-#define JSON(...)                                                              \
-	do {                                                                   \
-		if (used < len) {                                              \
-			int n_ = snprintf(buf + used, len - used, __VA_ARGS__); \
-			if (n_ > 0)                                            \
-				used += (size_t)n_;                            \
-		}                                                              \
-	} while (0)
+	struct textbuf t = textbuf_init(buf, len);
 	pthread_mutex_lock(&a->state_lock);
 	int missing = array_missing_count(a);
-	JSON("{\"name\":\"%s\",\"uuid\":\"%s\",\"level\":\"%s\",\"layout\":\"%s\","
+	textbuf_appendf(&t, "{\"name\":\"%s\",\"uuid\":\"%s\",\"level\":\"%s\",\"layout\":\"%s\","
 	     "\"chunk_bytes\":%u,\"raid_disks\":%d,\"array_bytes\":%" PRIu64 ","
 	     "\"state\":\"%s\",\"degraded\":%d,\"read_only\":%s,\"events\":%" PRIu64 ","
 	     "\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
@@ -132,7 +125,7 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	     p.done_sectors, p.total_sectors, p.rate_kib, p.mismatch_sectors);
 	for (int i = 0; i < a->nr_members; i++) {
 		struct member *m = &a->members[i];
-		JSON("%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","
+		textbuf_appendf(&t, "%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","
 		     "\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64
 		     ",\"read_errors\":%" PRIu64 ",\"write_errors\":%" PRIu64 "}",
 		     i ? "," : "", i, m->abs_path, m->role, member_state_name(m->state),
@@ -140,11 +133,10 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 		     (uint64_t)atomic_load(&m->read_errors), (uint64_t)atomic_load(&m->write_errors));
 	}
 	pthread_mutex_unlock(&a->state_lock);
-	JSON("]");
-	if (used < len)
-		used += json_from_lines(level_lines, buf + used, len - used);
-	JSON("}\n");
-#undef JSON
+	textbuf_appendf(&t, "]");
+	if (t.used < len)
+		t.used += json_from_lines(level_lines, buf + t.used, len - t.used);
+	textbuf_appendf(&t, "}\n");
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "member.h"
 
 /* Read MOUNT/.raidfuse/NAME into buf (NUL-terminated). 0 or -errno. */
 static int ctl_read(const char *mount, const char *name, char *buf, size_t len)
@@ -150,19 +151,12 @@ static void ctl_print_last_log(const char *verb, const char *mount)
 /* path with its folder made absolute: the daemon runs from /. */
 static int ctl_absolute(const char *path, char *out, size_t outlen)
 {
-	char dir[PATH_MAX], resolved[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (!realpath(dir, resolved))
-		return -errno;
-	snprintf(out, outlen, "%s/%s", strcmp(resolved, "/") ? resolved : "", slash ? slash + 1 : path);
-	return 0;
+	char *resolved = member_resolve_path(path);
+	if (!resolved)
+		return -ENOMEM;
+	snprintf(out, outlen, "%s", resolved);
+	free(resolved);
+	return out[0] == '/' ? 0 : -ENOENT;
 }
 
 int cmd_add(int argc, char **argv)

@@ -22,9 +22,7 @@
 #include "member.h"
 #include "member_fault.h"
 
-/* path with its folder resolved to an absolute one; the file itself is
- * not followed (a member that is a symlink is refused when opened). */
-static char *member_resolve_path(const char *path)
+char *member_resolve_path(const char *path)
 {
 	char dir[PATH_MAX], resolved[PATH_MAX], joined[PATH_MAX * 2];
 	const char *slash = strrchr(path, '/');

@@ -49,6 +49,10 @@ struct member {
 	atomic_uint_fast64_t write_errors;
 };
 
+/* path with its folder resolved to an absolute one; the file itself is
+ * not followed. malloc'd; NULL on ENOMEM. */
+char *member_resolve_path(const char *path);
+
 /* Open path for reading (and writing unless read_only). Refuses symlinks
  * (O_NOFOLLOW) and anything that is neither a regular file nor a block
  * device. On error returns -errno and describes it in err. */

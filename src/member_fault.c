@@ -11,6 +11,7 @@
 #include "member.h"
 #include "member_fault.h"
 #include "size_parse.h"
+#include "textbuf.h"
 
 static int parse_range(const char *value, uint64_t *lo, uint64_t *hi)
 {
@@ -76,41 +77,31 @@ int member_fault_parse(const char *text, size_t len, struct member_fault *out)
 
 void member_fault_format(const struct member_fault *f, char *buf, size_t len)
 {
-	size_t used = 0;
-#define FAULT_APPEND(...)                                                          \
-	do {                                                                       \
-		if (used < len) {                                                  \
-			int n_ = snprintf(buf + used, len - used, __VA_ARGS__);    \
-			if (n_ > 0)                                                \
-				used += (size_t)n_;                                \
-		}                                                                  \
-	} while (0)
-	buf[0] = '\0';
+	struct textbuf t = textbuf_init(buf, len);
 	if (!f || (!f->read_error && !f->write_error && !f->vanished && !f->latency_ms &&
 	           f->corrupt_hi == 0)) {
-		FAULT_APPEND("none\n");
+		textbuf_appendf(&t, "none\n");
 		return;
 	}
 	if (f->read_error && f->write_error)
-		FAULT_APPEND("error ");
+		textbuf_appendf(&t, "error ");
 	else if (f->read_error)
-		FAULT_APPEND("read-error ");
+		textbuf_appendf(&t, "read-error ");
 	else if (f->write_error)
-		FAULT_APPEND("write-error ");
+		textbuf_appendf(&t, "write-error ");
 	if (f->rate_ppm)
-		FAULT_APPEND("rate=%.6f ", f->rate_ppm / 1e6);
+		textbuf_appendf(&t, "rate=%.6f ", f->rate_ppm / 1e6);
 	if (f->range_hi)
-		FAULT_APPEND("range=%" PRIu64 "+%" PRIu64 " ", f->range_lo, f->range_hi - f->range_lo);
+		textbuf_appendf(&t, "range=%" PRIu64 "+%" PRIu64 " ", f->range_lo, f->range_hi - f->range_lo);
 	if (f->latency_ms)
-		FAULT_APPEND("latency=%u ", f->latency_ms);
+		textbuf_appendf(&t, "latency=%u ", f->latency_ms);
 	if (f->corrupt_hi)
-		FAULT_APPEND("corrupt=%" PRIu64 "+%" PRIu64 " ", f->corrupt_lo,
+		textbuf_appendf(&t, "corrupt=%" PRIu64 "+%" PRIu64 " ", f->corrupt_lo,
 		             f->corrupt_hi - f->corrupt_lo);
 	if (f->vanished)
-		FAULT_APPEND("vanish ");
-	if (used > 0 && used <= len && buf[used - 1] == ' ')
-		buf[used - 1] = '\n';
-#undef FAULT_APPEND
+		textbuf_appendf(&t, "vanish ");
+	if (t.used > 0 && t.used < len && buf[t.used - 1] == ' ')
+		buf[t.used - 1] = '\n';
 }
 
 static bool overlaps(uint64_t lo, uint64_t hi, uint64_t off, size_t len)

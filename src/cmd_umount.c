@@ -3,6 +3,7 @@
  * the member files are quiescent. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -32,22 +33,44 @@ static pid_t umount_read_daemon_pid(const char *mountpoint)
 	return (pid_t)pid;
 }
 
-/* Gone, or a zombie nobody reaps (PID 1 in some containers does not). */
-static bool umount_daemon_gone(pid_t pid)
+/* Whether a task's /proc stat line says it has exited (zombie or dead). */
+static bool umount_stat_exited(const char *stat_path)
 {
-	char path[64], stat_line[512];
+	char stat_line[512];
+	FILE *f = fopen(stat_path, "r");
 
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	FILE *f = fopen(path, "r");
 	if (!f)
 		return true;
 	size_t got = fread(stat_line, 1, sizeof(stat_line) - 1, f);
 	fclose(f);
 	stat_line[got] = '\0';
 	const char *after_name = strrchr(stat_line, ')');
-	return after_name && after_name[1] == ' ' && after_name[2] == 'Z';
+	return after_name && after_name[1] == ' ' && (after_name[2] == 'Z' || after_name[2] == 'X');
+}
+
+/* Gone: no such process, or every one of its threads has exited (a main
+ * thread shows as a zombie while others may still be writing, and holding
+ * the member locks). */
+static bool umount_daemon_gone(pid_t pid)
+{
+	char path[64];
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+	DIR *tasks = opendir(path);
+	if (!tasks)
+		return true;
+	bool all_exited = true;
+	for (struct dirent *d; all_exited && (d = readdir(tasks));) {
+		char stat_path[300];
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(stat_path, sizeof(stat_path), "/proc/%ld/task/%s/stat", (long)pid, d->d_name);
+		all_exited = umount_stat_exited(stat_path);
+	}
+	closedir(tasks);
+	return all_exited;
 }
 
 static int umount_run_fusermount(const char *mountpoint)

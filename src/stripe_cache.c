@@ -144,6 +144,9 @@ static struct cache_entry *find_victim(struct stripe_cache *c)
 	return NULL;
 }
 
+static int entry_flush(struct stripe_cache *c, struct cache_entry *e);
+static void entry_put_locked(struct stripe_cache *c, struct cache_entry *e);
+
 /* Pin the entry for row, creating or recycling one. Caller holds c->lock. */
 static int entry_get_locked(struct stripe_cache *c, uint64_t row, bool may_wait,
                             struct cache_entry **out)
@@ -177,7 +180,22 @@ static int entry_get_locked(struct stripe_cache *c, uint64_t row, bool may_wait,
 					return -EBUSY;
 				c->flush_requested = true;
 				pthread_cond_signal(&c->flusher_wake);
-				pthread_cond_wait(&c->clean_ready, &c->lock);
+				/* Full of dirty rows: write the oldest one out here
+				 * rather than queue behind the one flusher, so every
+				 * writer under pressure flushes in parallel (as md's
+				 * raid5 worker threads do). */
+				struct cache_entry *oldest = c->dirty.head;
+				while (oldest && oldest->pins)
+					oldest = oldest->dirty_next;
+				if (oldest) {
+					oldest->pins++;
+					pthread_mutex_unlock(&c->lock);
+					entry_flush(c, oldest);
+					pthread_mutex_lock(&c->lock);
+					entry_put_locked(c, oldest);
+				} else {
+					pthread_cond_wait(&c->clean_ready, &c->lock);
+				}
 				continue;
 			}
 			table_remove(c, e);

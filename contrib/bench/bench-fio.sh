@@ -1,0 +1,752 @@
+#!/bin/bash
+# bench-fio.sh - fio benchmark of raidfuse volumes against two baselines
+# measured in the same run.
+#
+# For every array (RAID0 of 3 and 4 members, RAID5 of 4, RAID6 of 5, RAID1
+# of 2, RAID10 of 4; 64 KiB chunks), mounted with the stripe cache on (the
+# default) and off (--cache-mib 0), and for two baselines:
+#   plain        one plain file on the work dir's file system;
+#   passthrough  the same file through libfuse's passthrough_ll example (the
+#                FUSE ceiling: same kernel path, a daemon that does nothing);
+# the jobs below run with fio on MOUNT/volume.img (resp. the file), libaio,
+# direct=1 (the kernel page cache of volume.img is bypassed, every request
+# reaches the daemon), time-based:
+#   seq-write  1 MiB sequential writes, iodepth --seq-iodepth (4)
+#   seq-read   1 MiB sequential reads,  iodepth --seq-iodepth (4)
+#   rr-qd1     4 KiB random reads,  iodepth 1
+#   rr-qd16    4 KiB random reads,  iodepth 16
+#   rw-qd1     4 KiB random writes, iodepth 1
+#   rw-qd16    4 KiB random writes, iodepth 16
+# Before every job: sync, then the page cache is dropped (as root), so the
+# member files are read from disk. After every job: fsync of volume.img, so
+# rows the stripe cache still held are written out before the daemon's CPU
+# time is read (CPU s/GiB includes them; MB/s and IOPS are fio's own).
+# Daemon CPU = utime+stime of the daemon process (all its threads) from
+# /proc/PID/stat before and after each job.
+#
+# The region every job works on is the first --size bytes of the volume
+# (1 GiB), filled once with sequential writes before the jobs (members are
+# created sparse; reading holes would cost nothing).
+#
+# Output: a Markdown table on stdout (MB/s, IOPS, daemon CPU s/GiB, ratios
+# against the baselines, and the targets they are checked against), and in
+# --out DIR (default ./bench-results/DATE/): results.csv, summary.md, raw/
+# (fio terse output, daemon status after each job, logs).
+#
+# --buffered-compare runs a different, smaller study instead: buffered
+# (direct=0, psync) 1 MiB sequential write/read and 4 KiB random read on
+# RAID5 of 4, mounted by default (kernel page cache on volume.img) and with
+# --direct-io.
+#
+# Needs: fio (with libaio), gcc, pkg-config and libfuse3-dev (for the
+# passthrough), fusermount3, a raidfuse binary (--raidfuse, $RAIDFUSE,
+# build/raidfuse or raidfuse in PATH). Run as root for the page-cache drops.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+prog=$(basename "$0")
+
+usage() {
+	cat <<EOF
+Usage: $prog [OPTIONS]
+  --quick              smoke test: 64 MiB region, 2 s jobs, plain, passthrough,
+                       RAID0 x4 (cache on) and RAID5 x4 (on/off), 4 jobs (< 60 s)
+  --runtime S          seconds per fio job (default 10)
+  --size SIZE          region every job works on, = volume size to create
+                       (default 1G; K/M/G suffixes)
+  --seq-iodepth N      iodepth of the 1 MiB sequential jobs (default 4)
+  --out DIR            results directory (default ./bench-results/DATE)
+  --dir DIR            work directory for member files (default \$BENCH_DIR or
+                       /var/tmp/raidfuse-bench.PID); removed at the end unless --keep
+  --keep               keep the work directory (members, plain file)
+  --raidfuse PATH      raidfuse binary (default \$RAIDFUSE, $top/build/raidfuse,
+                       or raidfuse in PATH)
+  --configs LIST       comma list of configs to run, from: plain, passthrough,
+                       raid0-3, raid0-4, raid5-4, raid6-5, raid1-2, raid10-4
+                       (default: all); an array as ID:on or ID:off runs that
+                       cache mode only
+  --jobs LIST          comma list of jobs, from: seq-write, seq-read, rr-qd1,
+                       rr-qd16, rw-qd1, rw-qd16 (default: all)
+  --cache-modes LIST   on,off (default); cache on = default mount, off = --cache-mib 0
+  --direct-io          mount raidfuse with --direct-io (done anyway, and said, if
+                       direct=1 fails on a default mount)
+  --no-drop-caches     do not drop the page cache before jobs
+  --wait-idle S        before each job, wait up to S seconds for the rest of the
+                       machine to use less than 5% of one CPU (default 0: don't)
+  --note TEXT          a line for the summary (say, which commit the binary is)
+  --buffered-compare   instead of the main run: buffered I/O on RAID5 x4, kernel
+                       page cache (default mount) vs --direct-io mount
+  -h, --help
+EOF
+}
+
+# ---------------------------------------------------------------- options
+runtime=10
+size_arg=1G
+seq_qd=4
+out=
+work=${BENCH_DIR:+$BENCH_DIR/raidfuse-bench.$$}
+keep=0
+rf=${RAIDFUSE:-}
+configs=plain,passthrough,raid0-3,raid0-4,raid5-4,raid6-5,raid1-2,raid10-4
+jobs=seq-write,seq-read,rr-qd1,rr-qd16,rw-qd1,rw-qd16
+cache_modes=on,off
+force_direct_io=0
+drop=1
+wait_idle=0
+note=
+buffered=0
+
+die() { echo "$prog: error: $*" >&2; exit 1; }
+need_arg() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs an argument"; }
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick)
+		# Options after --quick override these.
+		runtime=2 size_arg=64M
+		configs=plain,passthrough,raid0-4:on,raid5-4
+		jobs=seq-write,seq-read,rr-qd16,rw-qd16 ;;
+	--runtime) need_arg "$@"; runtime=$2; shift ;;
+	--size) need_arg "$@"; size_arg=$2; shift ;;
+	--seq-iodepth) need_arg "$@"; seq_qd=$2; shift ;;
+	--out) need_arg "$@"; out=$2; shift ;;
+	--dir) need_arg "$@"; work=$2/raidfuse-bench.$$; shift ;;
+	--keep) keep=1 ;;
+	--raidfuse) need_arg "$@"; rf=$2; shift ;;
+	--configs) need_arg "$@"; configs=$2; shift ;;
+	--jobs) need_arg "$@"; jobs=$2; shift ;;
+	--cache-modes) need_arg "$@"; cache_modes=$2; shift ;;
+	--direct-io) force_direct_io=1 ;;
+	--no-drop-caches) drop=0 ;;
+	--wait-idle) need_arg "$@"; wait_idle=$2; shift ;;
+	--note) need_arg "$@"; note=$2; shift ;;
+	--buffered-compare) buffered=1 ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; die "unknown option '$1'" ;;
+	esac
+	shift
+done
+
+[[ $wait_idle =~ ^[0-9]+$ ]] || die "--wait-idle '$wait_idle' is not a whole number of seconds"
+[[ $runtime =~ ^[0-9]+$ ]] && [ "$runtime" -ge 1 ] || die "--runtime '$runtime' is not a whole number of seconds >= 1"
+[[ $seq_qd =~ ^[0-9]+$ ]] && [ "$seq_qd" -ge 1 ] || die "--seq-iodepth '$seq_qd' is not a number >= 1"
+
+# SIZE -> MiB (whole MiB, at least 16).
+size_mib() {
+	local s=${1^^} n unit
+	s=${s%IB}; s=${s%B}
+	[[ $s =~ ^([0-9]+)([KMGT]?)$ ]] || return 1
+	n=${BASH_REMATCH[1]}; unit=${BASH_REMATCH[2]}
+	case $unit in
+	K) n=$((n / 1024)) ;;
+	''|M) ;;
+	G) n=$((n * 1024)) ;;
+	T) n=$((n * 1024 * 1024)) ;;
+	esac
+	echo "$n"
+}
+vol_mib=$(size_mib "$size_arg") || die "--size '$size_arg' is not a size (like 512M, 1G)"
+[ "$vol_mib" -ge 16 ] || die "--size must be at least 16M"
+vol_bytes=$((vol_mib * 1024 * 1024))
+
+# ------------------------------------------------------------ requirements
+command -v fio >/dev/null 2>&1 ||
+	die "fio is not installed (Debian: apt-get install fio); nothing was measured"
+fio --enghelp 2>/dev/null | grep -qw libaio || die "this fio has no libaio engine"
+command -v fusermount3 >/dev/null 2>&1 || die "fusermount3 is missing (Debian: apt-get install fuse3)"
+[ -e /dev/fuse ] || die "/dev/fuse is missing: FUSE is not available here"
+if [ -z "$rf" ]; then
+	if [ -x "$top/build/raidfuse" ]; then rf=$top/build/raidfuse
+	elif command -v raidfuse >/dev/null 2>&1; then rf=$(command -v raidfuse)
+	else die "no raidfuse binary: build one (bash contrib/build.sh) or pass --raidfuse PATH"
+	fi
+fi
+[ -x "$rf" ] || die "raidfuse binary '$rf' is not executable"
+rf=$(cd "$(dirname "$rf")" && pwd)/$(basename "$rf")
+if [ $drop = 1 ] && ! { [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ]; }; then
+	echo "$prog: warning: cannot drop the page cache (not root); reads may come from memory" >&2
+	drop=0
+fi
+
+stamp=$(date +%Y%m%d-%H%M%S)
+out=${out:-$PWD/bench-results/$stamp}
+mkdir -p "$out/raw"
+out=$(cd "$out" && pwd)
+work=${work:-/var/tmp/raidfuse-bench.$$}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+log=$out/raw/bench.log
+: >"$log"
+
+# ---------------------------------------------------------------- cleanup
+mounted_rf=()     # raidfuse mount points to unmount
+pt_pid=           # passthrough daemon
+pt_mnt=
+cleanup() {
+	local rc=$? m
+	set +e
+	for m in "${mounted_rf[@]}"; do
+		mountpoint -q "$m" && "$rf" umount "$m" >>"$log" 2>&1
+	done
+	if [ -n "$pt_pid" ]; then
+		mountpoint -q "$pt_mnt" && fusermount3 -u "$pt_mnt" >>"$log" 2>&1
+		kill "$pt_pid" 2>/dev/null; wait "$pt_pid" 2>/dev/null
+	fi
+	if [ $keep = 0 ]; then rm -rf "$work"; else echo "work dir kept: $work" >&2; fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+t0=$SECONDS
+progress() { printf '[%3d:%02d] %s\n' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) "$*" >&2; echo "$*" >>"$log"; }
+
+# Work dir space: the largest config holds about 2x the region (RAID1 of 2,
+# RAID10 of 4), plus the plain file.
+avail_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
+[ "$avail_mib" -ge $((vol_mib * 4)) ] ||
+	die "work dir $work has ${avail_mib} MiB free, needs about $((vol_mib * 4)) MiB for --size ${vol_mib}M"
+
+# -------------------------------------------------------------- measuring
+clk_tck=$(getconf CLK_TCK)
+# CPU seconds (utime+stime, all threads) of process $1, in ticks.
+proc_ticks() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	s=${s##*) }   # fields from 3 on (comm may hold spaces)
+	set -- $s
+	echo $((${12} + ${13}))
+}
+# Busy CPU ticks of the whole machine.
+sys_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+# Member bytes read and written, summed, from a raidfuse status file.
+member_bytes() {
+	awk '/^member / { for (i = 1; i <= NF; i++) {
+		if ($i ~ /^read_bytes=/) { sub(/.*=/, "", $i); r += $i }
+		if ($i ~ /^written_bytes=/) { sub(/.*=/, "", $i); w += $i } } }
+	     END { printf "%.0f %.0f\n", r, w }' "$1" 2>/dev/null || echo "0 0"
+}
+# Wait up to --wait-idle seconds for a 1 s sample with under 5% of a CPU busy.
+wait_for_idle() {
+	[ "$wait_idle" -gt 0 ] || return 0
+	local end=$((SECONDS + wait_idle)) a b said=0
+	while :; do
+		a=$(sys_ticks); sleep 1; b=$(sys_ticks)
+		[ $((b - a)) -lt $((clk_tck / 20 + 1)) ] && return 0
+		if [ $SECONDS -ge $end ]; then
+			progress "  machine still busy ($((100 * (b - a) / clk_tck))% of a CPU) after ${wait_idle} s; going on"
+			return 0
+		fi
+		[ $said = 1 ] || progress "  waiting for the machine to be idle ($((100 * (b - a) / clk_tck))% of a CPU busy)"
+		said=1
+	done
+}
+drop_caches() {
+	sync
+	if [ $drop = 1 ]; then echo 3 >/proc/sys/vm/drop_caches; fi
+}
+
+# Job table: name rw bs iodepth metric
+job_spec() {
+	case $1 in
+	seq-write) echo "write 1M $seq_qd MBps" ;;
+	seq-read) echo "read 1M $seq_qd MBps" ;;
+	rr-qd1) echo "randread 4k 1 IOPS" ;;
+	rr-qd16) echo "randread 4k 16 IOPS" ;;
+	rw-qd1) echo "randwrite 4k 1 IOPS" ;;
+	rw-qd16) echo "randwrite 4k 16 IOPS" ;;
+	*) return 1 ;;
+	esac
+}
+job_title() {
+	case $1 in
+	seq-write) echo "seq write 1M QD$seq_qd MB/s" ;;
+	seq-read) echo "seq read 1M QD$seq_qd MB/s" ;;
+	rr-qd1) echo "rand read 4K QD1 IOPS" ;;
+	rr-qd16) echo "rand read 4K QD16 IOPS" ;;
+	rw-qd1) echo "rand write 4K QD1 IOPS" ;;
+	rw-qd16) echo "rand write 4K QD16 IOPS" ;;
+	esac
+}
+IFS=, read -r -a job_list <<<"$jobs"
+for j in "${job_list[@]}"; do job_spec "$j" >/dev/null || die "unknown job '$j'"; done
+IFS=, read -r -a cache_list <<<"$cache_modes"
+for c in "${cache_list[@]}"; do [[ $c == on || $c == off ]] || die "unknown cache mode '$c'"; done
+
+csv=$out/results.csv
+echo "date,config,level,members,cache,mount_opts,job,rw,bs,iodepth,direct,runtime_s,read_bytes,write_bytes,MBps,IOPS,lat_mean_us,clat_p99_us,daemon_cpu_s,daemon_cpu_s_per_GiB,member_read_bytes,member_write_bytes,member_io_per_fio_byte,other_cpus,loadavg1,fio_error" >"$csv"
+
+declare -A R      # R[row|job] = MB/s or IOPS
+declare -A CPU    # CPU[row|job] = daemon CPU s/GiB
+declare -A BUSY   # BUSY[row|job] = 1 when other processes used the CPU
+rows=()           # table rows in order
+declare -A ROWNAME
+
+# run_job ROW JOB FILE DAEMON_PID STATUS_FILE LEVEL MEMBERS CACHE MOUNT_OPTS [DIRECT] [ENGINE]
+run_job() {
+	local row=$1 job=$2 file=$3 dpid=$4 status=$5 level=$6 nmem=$7 cache=$8 mopts=$9
+	local direct=${10:-1} engine=${11:-libaio}
+	local rw bs qd metric
+	read -r rw bs qd metric <<<"$(job_spec "$job")"
+	local raw=$out/raw/$row.$job
+	local extra=()
+	[[ $rw == rand* ]] && extra+=(--norandommap --randrepeat=0)
+
+	drop_caches
+	wait_for_idle
+	local load c0 s0 m0 c1 s1 m1 frc=0
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	c0=$( [ -n "$dpid" ] && proc_ticks "$dpid" || echo 0 )
+	m0=$( [ -n "$status" ] && member_bytes "$status" || echo "0 0" )
+	s0=$(sys_ticks)
+	local w0=$EPOCHREALTIME
+	fio --name="$job" --filename="$file" --rw="$rw" --bs="$bs" --iodepth="$qd" \
+		--ioengine="$engine" --direct="$direct" --size="$vol_bytes" --time_based \
+		--runtime="$runtime" --fallocate=none --invalidate=1 "${extra[@]}" \
+		--output-format=terse --terse-version=3 >"$raw.fio" 2>"$raw.err" || frc=$?
+	# Write out what the daemon still holds (stripe cache) before reading CPU.
+	sync "$file" 2>>"$raw.err" || true
+	s1=$(sys_ticks)
+	local w1=$EPOCHREALTIME
+	c1=$( [ -n "$dpid" ] && proc_ticks "$dpid" || echo 0 )
+	m1=$( [ -n "$status" ] && member_bytes "$status" || echo "0 0" )
+	[ -n "$status" ] && cp "$status" "$raw.status" 2>/dev/null || true
+
+	local line
+	line=$(grep -m1 '^3;' "$raw.fio" || true)
+	if [ -z "$line" ] || [ $frc != 0 ]; then
+		progress "  $row $job: fio FAILED (rc=$frc): $(grep -m1 -i 'error\|invalid' "$raw.err" "$raw.fio" 2>/dev/null | head -1)"
+		R[$row|$job]=ERR; CPU[$row|$job]=ERR
+		echo "$(date -Is),$row,$level,$nmem,$cache,\"$mopts\",$job,$rw,$bs,$qd,$direct,$runtime,,,,,,,,,,,,,$load,fio_rc_$frc" >>"$csv"
+		return 1
+	fi
+	# terse v3: 5 error, 6/47 KiB moved, 7/48 KiB/s, 8/49 IOPS, 40/81 lat mean us,
+	# 18-37 / 59-78 clat percentiles (usec), 88/89 fio usr/sys CPU %.
+	local vals
+	vals=$(awk -F';' -v m0="$m0" -v m1="$m1" -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" \
+		-v tck="$clk_tck" -v rt="$runtime" -v hasd="${dpid:+1}" -v w0="$w0" -v w1="$w1" '{
+		rb = $6 * 1024; wb = $47 * 1024
+		bw = ($7 + $48) * 1024 / 1e6; iops = $8 + $49
+		lat = ($6 > 0 && $47 > 0) ? ($40 + $81) / 2 : ($6 > 0 ? $40 : $81)
+		p99 = ""
+		for (i = ($6 > 0 ? 18 : 59); i <= ($6 > 0 ? 37 : 78); i++)
+			if ($i ~ /^99\.000000%=/) { p99 = $i; sub(/.*=/, "", p99) }
+		split(m0, a, " "); split(m1, b, " ")
+		mr = b[1] - a[1]; mw = b[2] - a[2]
+		cpu = (c1 - c0) / tck
+		gib = (rb + wb) / 1073741824
+		cpg = (hasd && gib > 0) ? sprintf("%.3f", cpu / gib) : ""
+		amp = (hasd && rb + wb > 0 && (mr + mw) > 0) ? sprintf("%.2f", (mr + mw) / (rb + wb)) : ""
+		fiocpu = ($88 + $89) / 100 * rt
+		other = (s1 - s0) / tck - (hasd ? cpu : 0) - fiocpu
+		if (other < 0) other = 0
+		other = (w1 > w0) ? other / (w1 - w0) : 0
+		printf "%.0f %.0f %.1f %.0f %.1f %s %s %s %.0f %.0f %s %.2f %d\n", rb, wb, bw, iops, lat,
+			(p99 == "" ? "-" : p99), (hasd ? sprintf("%.2f", cpu) : "-"),
+			(cpg == "" ? "-" : cpg), mr, mw, (amp == "" ? "-" : amp), other, $5
+	}' <<<"$line")
+	local rb wb bw iops lat p99 cpu cpg mr mw amp other ferr
+	read -r rb wb bw iops lat p99 cpu cpg mr mw amp other ferr <<<"$vals"
+	[ "$p99" = - ] && p99=
+	[ "$cpu" = - ] && cpu=
+	[ "$cpg" = - ] && cpg=
+	[ "$amp" = - ] && amp=
+	[ -n "$status" ] || { mr=; mw=; }
+	echo "$(date -Is),$row,$level,$nmem,$cache,\"$mopts\",$job,$rw,$bs,$qd,$direct,$runtime,$rb,$wb,$bw,$iops,$lat,$p99,$cpu,$cpg,$mr,$mw,$amp,$other,$load,$ferr" >>"$csv"
+	if [ "$metric" = MBps ]; then R[$row|$job]=$bw; else R[$row|$job]=$iops; fi
+	CPU[$row|$job]=${cpg:--}
+	# Other processes (or kernel threads) busy for more than 10% of a CPU.
+	if awk -v o="$other" 'BEGIN { exit !(o > 0.1) }'; then
+		BUSY[$row|$job]=1
+	fi
+	local shown
+	if [ "$metric" = MBps ]; then shown="$bw MB/s"; else shown="$iops IOPS"; fi
+	progress "  $(printf '%-16s %-9s %12s' "$row" "$job" "$shown")${cpg:+  cpu ${cpg} s/GiB}${amp:+  member-io x$amp}$( [ -n "${BUSY[$row|$job]:-}" ] && echo "  (others used ${other} CPU)")"
+}
+
+# ---------------------------------------------------------- machine info
+cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+mem_line=$(free -m | awk '/^Mem:/ { printf "%d MiB total, %d MiB free, %d MiB available", $2, $4, $7 }')
+fs_line=$(df -PTh "$work" | awk 'NR == 2 { printf "%s (%s), %s free", $1, $2, $5 }')
+rf_version=$("$rf" --version 2>/dev/null | head -1)
+git_rev=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$top" diff --quiet HEAD -- src fs 2>/dev/null || git_rev="$git_rev (src/fs modified)"
+start_date=$(date '+%Y-%m-%d %H:%M:%S %Z')
+start_load=$(cut -d' ' -f1-3 /proc/loadavg)
+
+direct_io_opt=()
+[ $force_direct_io = 1 ] && direct_io_opt=(--direct-io)
+direct_io_note=
+[ $force_direct_io = 1 ] && direct_io_note="raidfuse mounted with --direct-io (asked)."
+
+# ----------------------------------------------------------- array setup
+# Config: id -> "level members data_members"
+config_geo() {
+	case $1 in
+	raid0-3) echo "0 3 3" ;;
+	raid0-4) echo "0 4 4" ;;
+	raid5-4) echo "5 4 3" ;;
+	raid6-5) echo "6 5 3" ;;
+	raid1-2) echo "1 2 1" ;;
+	raid10-4) echo "10 4 2" ;;
+	*) return 1 ;;
+	esac
+}
+IFS=, read -r -a config_list <<<"$configs"
+for c in "${config_list[@]}"; do
+	case $c in
+	plain|passthrough) ;;
+	*:on|*:off) config_geo "${c%:*}" >/dev/null || die "unknown config '${c%:*}'" ;;
+	*) config_geo "$c" >/dev/null || die "unknown config '$c'" ;;
+	esac
+done
+
+# Fill the region once (members and the plain file are sparse until written).
+prefill() {
+	fio --name=prefill --filename="$1" --rw=write --bs=1M --iodepth=4 --ioengine=libaio \
+		--direct=1 --size="$vol_bytes" --fallocate=none --output-format=terse \
+		--terse-version=3 >"$out/raw/$2.prefill.fio" 2>"$out/raw/$2.prefill.err"
+}
+
+# mount_array DIR MEMBERS CACHE -> sets rf_mnt, rf_pid
+mount_array() {
+	local dir=$1 cache=$2; shift 2
+	local opts=("${direct_io_opt[@]}")
+	[ "$cache" = off ] && opts+=(--cache-mib 0)
+	rf_mnt=$dir/mnt
+	mkdir -p "$rf_mnt"
+	"$rf" mount "${opts[@]}" "$@" "$rf_mnt" >>"$log" 2>&1 ||
+		die "raidfuse mount ${opts[*]} failed (see $log)"
+	mounted_rf+=("$rf_mnt")
+	rf_pid=$(cat "$rf_mnt/.raidfuse/pid")
+	rf_opts="${opts[*]}"
+}
+umount_array() {
+	"$rf" umount "$1" >>"$log" 2>&1 || die "raidfuse umount $1 failed (see $log)"
+	! mountpoint -q "$1" || die "$1 still mounted after raidfuse umount"
+}
+
+# run_array ID[:on|:off]: create, fill, then mount with each cache mode
+# (--cache-modes, or the one named) and run the jobs.
+run_array() {
+	local id=${1%:*} modes=("${cache_list[@]}") level n k
+	[[ $1 == *:* ]] && modes=("${1##*:}")
+	read -r level n k <<<"$(config_geo "$id")"
+	local dir=$work/$id members=() i
+	mkdir -p "$dir"
+	for ((i = 0; i < n; i++)); do members+=("$dir/m$i.img"); done
+	# Member size: the region over the data members, + 1 MiB data offset,
+	# + 1 MiB of slack for rounding to whole chunks.
+	local mem_mib=$(((vol_mib + k - 1) / k + 2))
+	progress "== $id: RAID$level of $n members of ${mem_mib} MiB, 64K chunk"
+	"$rf" create --level "$level" --raid-devices "$n" --chunk 64K --size "${mem_mib}M" \
+		"${members[@]}" >>"$log" 2>&1 || die "raidfuse create of $id failed (see $log)"
+	local cache first=1
+	for cache in "${modes[@]}"; do
+		local row=$id-$cache
+		if [ "$id" = raid0-3 ]; then
+			# The baseline for RAID5 x4: one mount (no stripe cache below RAID5).
+			[ "$cache" = "${modes[0]}" ] || continue
+			row=$id
+		fi
+		mount_array "$dir" "$cache" "${members[@]}"
+		local vsz
+		vsz=$(stat -c %s "$rf_mnt/volume.img")
+		[ "$vsz" -ge "$vol_bytes" ] || die "$id: volume.img is $vsz bytes, smaller than the region $vol_bytes"
+		if [ $first = 1 ]; then
+			progress "  prefill ${vol_mib} MiB of volume.img"
+			if ! prefill "$rf_mnt/volume.img" "$id"; then
+				# direct=1 refused on a default mount: use --direct-io.
+				if [ ${#direct_io_opt[@]} = 0 ] && grep -qi 'invalid argument' "$out/raw/$id.prefill.err" "$out/raw/$id.prefill.fio"; then
+					progress "  direct=1 fails on a default raidfuse mount (EINVAL); remounting with --direct-io for the whole run"
+					direct_io_opt=(--direct-io)
+					direct_io_note="direct=1 failed (EINVAL) on a default raidfuse mount; every array was mounted with --direct-io."
+					umount_array "$rf_mnt"
+					mount_array "$dir" "$cache" "${members[@]}"
+					prefill "$rf_mnt/volume.img" "$id" || die "$id: prefill failed even with --direct-io (see $out/raw/$id.prefill.*)"
+				else
+					die "$id: prefill with fio failed (see $out/raw/$id.prefill.*)"
+				fi
+			fi
+			sync "$rf_mnt/volume.img"
+			first=0
+		fi
+		rows+=("$row")
+		local label="RAID$level x$n"
+		if [ "$id" != raid0-3 ]; then
+			if [ "$level" = 5 ] || [ "$level" = 6 ]; then label="$label cache $cache"
+			else label="$label cache $cache*"; fi
+		fi
+		ROWNAME[$row]=$label
+		progress "== $row: mounted (daemon pid $rf_pid${rf_opts:+, $rf_opts})"
+		local j
+		for j in "${job_list[@]}"; do
+			run_job "$row" "$j" "$rf_mnt/volume.img" "$rf_pid" "$rf_mnt/.raidfuse/status" \
+				"$level" "$n" "$cache" "$rf_opts" || true
+		done
+		umount_array "$rf_mnt"
+	done
+	[ $keep = 1 ] || rm -f "${members[@]}"
+}
+
+# ------------------------------------------------------------- baselines
+plain_dir=$work/plain
+plain_file=$plain_dir/plain.img
+need_plain() {
+	[ -e "$plain_file" ] && return 0
+	mkdir -p "$plain_dir"
+	progress "== plain file: writing ${vol_mib} MiB at $plain_file"
+	prefill "$plain_file" plain || die "writing the plain file failed (see $out/raw/plain.prefill.*)"
+	sync "$plain_file"
+}
+
+pt_bin=$work/passthrough_ll
+build_passthrough() {
+	local ex=/usr/share/doc/libfuse3-dev/examples
+	[ -r "$ex/passthrough_ll.c" ] || die "no $ex/passthrough_ll.c (Debian: apt-get install libfuse3-dev)"
+	command -v gcc >/dev/null && command -v pkg-config >/dev/null || die "gcc and pkg-config are needed for the passthrough"
+	# One change: O_DIRECT is not passed on to the backing file. As shipped,
+	# the example opens the file with the caller's O_DIRECT and then
+	# pwrite()s from libfuse's unaligned request buffer, so every direct
+	# write fails with EINVAL. Without it the backing file is opened
+	# buffered, as raidfuse opens its members.
+	sed 's/fd = open(buf, fi->flags & ~O_NOFOLLOW);/fd = open(buf, fi->flags \& ~(O_NOFOLLOW | O_DIRECT));/' \
+		"$ex/passthrough_ll.c" >"$work/passthrough_ll.c"
+	grep -q 'O_NOFOLLOW | O_DIRECT' "$work/passthrough_ll.c" ||
+		die "could not adapt passthrough_ll.c (its open() line changed)"
+	cp "$ex"/*.h "$work/" 2>/dev/null || true
+	# shellcheck disable=SC2046
+	gcc -Wall -O2 -o "$pt_bin" "$work/passthrough_ll.c" $(pkg-config --cflags --libs fuse3) \
+		>>"$log" 2>&1 || die "compiling passthrough_ll.c failed (see $log)"
+}
+
+run_plain() {
+	need_plain
+	rows+=(plain); ROWNAME[plain]="plain file (no FUSE)"
+	progress "== plain: $plain_file"
+	local j
+	for j in "${job_list[@]}"; do
+		run_job plain "$j" "$plain_file" "" "" plain 1 - "" || true
+	done
+}
+
+run_passthrough() {
+	need_plain
+	[ -x "$pt_bin" ] || build_passthrough
+	pt_mnt=$work/ptmnt
+	mkdir -p "$pt_mnt"
+	# Foreground in the background: its pid is the daemon's. Same thread
+	# limit as raidfuse's default (16).
+	"$pt_bin" -f -o source="$plain_dir",max_threads=16 "$pt_mnt" >>"$log" 2>&1 &
+	pt_pid=$!
+	local i
+	for i in $(seq 50); do mountpoint -q "$pt_mnt" && break; sleep 0.1; done
+	mountpoint -q "$pt_mnt" || die "passthrough_ll did not mount (see $log)"
+	rows+=(passthrough); ROWNAME[passthrough]="passthrough_ll (FUSE ceiling)"
+	progress "== passthrough: passthrough_ll over $plain_dir (pid $pt_pid)"
+	for j in "${job_list[@]}"; do
+		run_job passthrough "$j" "$pt_mnt/plain.img" "$pt_pid" "" passthrough 1 - "" || true
+	done
+	fusermount3 -u "$pt_mnt" >>"$log" 2>&1 || true
+	wait "$pt_pid" 2>/dev/null || true
+	pt_pid=
+}
+
+# ----------------------------------------------------------- tables
+# fmt VALUE: MB/s and IOPS to a short form
+fmt() {
+	case $1 in
+	''|-) echo "-" ;;
+	ERR) echo "ERR" ;;
+	*) awk -v v="$1" 'BEGIN { if (v >= 100) printf "%.0f", v; else if (v >= 10) printf "%.1f", v; else printf "%.2f", v }' ;;
+	esac
+}
+ratio() {   # ratio A B -> A/B with 2 decimals, or n/a
+	if [[ ${1:-} =~ ^[0-9.]+$ ]] && [[ ${2:-} =~ ^[0-9.]+$ ]] && awk -v b="$2" 'BEGIN { exit !(b > 0) }'; then
+		awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'
+	else
+		echo n/a
+	fi
+}
+verdict() { # verdict RATIO OP TARGET
+	[ "$1" = n/a ] && { echo "not measured"; return; }
+	if awk -v r="$1" -v t="$3" -v op="$2" 'BEGIN { exit !(op == ">=" ? r >= t : r <= t) }'; then
+		echo "meets"
+	else
+		echo "**misses**"
+	fi
+}
+
+print_tables() {
+	local row j hdr sep line
+	hdr="| config |"; sep="|---|"
+	for j in "${job_list[@]}"; do hdr="$hdr $(job_title "$j") |"; sep="$sep---:|"; done
+	echo "### Throughput (fio, direct=1, libaio, ${runtime} s per job)"
+	echo
+	echo "$hdr"; echo "$sep"
+	for row in "${rows[@]}"; do
+		line="| ${ROWNAME[$row]} |"
+		for j in "${job_list[@]}"; do
+			line="$line $(fmt "${R[$row|$j]:-}")$( [ -n "${BUSY[$row|$j]:-}" ] && echo '!') |"
+		done
+		echo "$line"
+	done
+	echo
+	echo "### Daemon CPU seconds per GiB moved (utime+stime of the FUSE daemon)"
+	echo
+	hdr="| config |"; sep="|---|"
+	for j in "${job_list[@]}"; do hdr="$hdr $j |"; sep="$sep---:|"; done
+	echo "$hdr"; echo "$sep"
+	for row in "${rows[@]}"; do
+		[ "$row" = plain ] && continue
+		line="| ${ROWNAME[$row]} |"
+		for j in "${job_list[@]}"; do line="$line ${CPU[$row|$j]:--} |"; done
+		echo "$line"
+	done
+	echo
+	echo "\\* cache on/off makes no difference below RAID5/6 (the stripe cache is a RAID5/6"
+	echo "feature): those two rows are the same configuration measured twice, a noise gauge."
+	if [ ${#BUSY[@]} -gt 0 ]; then
+		echo "! the rest of the machine (other processes, kernel threads) was busy for more than 10%"
+		echo "of a CPU on average during that job (other_cpus in results.csv): the figure is disturbed."
+	fi
+	echo
+	echo "### Ratios against baselines of this run"
+	echo
+	echo "| ratio | value | target | |"
+	echo "|---|---:|---|---|"
+	local r
+	for j in seq-write seq-read; do
+		r=$(ratio "${R[raid0-4-on|$j]:-}" "${R[passthrough|$j]:-}")
+		echo "| RAID0 x4 / passthrough, $j | $r | >= 0.9 | $(verdict "$r" ">=" 0.9) |"
+	done
+	for j in rr-qd1 rr-qd16 rw-qd1 rw-qd16; do
+		r=$(ratio "${R[raid0-4-on|$j]:-}" "${R[passthrough|$j]:-}")
+		[ "$r" = n/a ] || echo "| RAID0 x4 / passthrough, $j | $r | (info) | |"
+	done
+	r=$(ratio "${R[raid5-4-on|seq-write]:-}" "${R[raid0-3|seq-write]:-}")
+	echo "| RAID5 x4 (cache on) / RAID0 x3, seq-write | $r | >= 0.8 | $(verdict "$r" ">=" 0.8) |"
+	for j in rw-qd1 rw-qd16; do
+		r=$(ratio "${R[raid5-4-on|$j]:-}" "${R[raid5-4-off|$j]:-}")
+		echo "| RAID5 x4 cache on / off, $j | $r | >= 3 | $(verdict "$r" ">=" 3) |"
+	done
+	r=$(ratio "${CPU[raid5-4-on|seq-write]:-}" "${CPU[raid0-4-on|seq-write]:-}")
+	echo "| RAID5 x4 / RAID0 x4 daemon CPU s/GiB, seq-write | $r | <= 1.3 | $(verdict "$r" "<=" 1.3) |"
+	r=$(ratio "${CPU[raid5-4-on|seq-write]:-}" "${CPU[raid0-3|seq-write]:-}")
+	[ "$r" = n/a ] || echo "| RAID5 x4 / RAID0 x3 daemon CPU s/GiB, seq-write | $r | (info) | |"
+	r=$(ratio "${CPU[raid5-4-on|rw-qd16]:-}" "${CPU[raid0-4-on|rw-qd16]:-}")
+	[ "$r" = n/a ] || echo "| RAID5 x4 / RAID0 x4 daemon CPU s/GiB, rw-qd16 | $r | (info) | |"
+	r=$(ratio "${R[passthrough|seq-read]:-}" "${R[plain|seq-read]:-}")
+	[ "$r" = n/a ] || echo "| passthrough / plain file, seq-read | $r | (info) | |"
+	r=$(ratio "${R[passthrough|seq-write]:-}" "${R[plain|seq-write]:-}")
+	[ "$r" = n/a ] || echo "| passthrough / plain file, seq-write | $r | (info) | |"
+}
+
+machine_md() {
+	echo "- date: $start_date (took $(((SECONDS - t0) / 60)) min $(((SECONDS - t0) % 60)) s)"
+	echo "- machine: $(nproc) CPUs, $cpu_model; kernel $(uname -r); memory $mem_line (at start)"
+	echo "- load average at start: $start_load"
+	echo "- work dir: $work on $fs_line"
+	echo "- $rf_version: $rf (built $(date -r "$rf" '+%Y-%m-%d %H:%M')); tree $top at $git_rev; $(fio --version)"
+	[ -z "$note" ] || echo "- $note"
+	echo "- region ${vol_mib} MiB (first ${vol_mib} MiB of each volume, filled before the jobs), ${runtime} s per job, sequential iodepth $seq_qd, 64 KiB chunks"
+	echo "- page cache dropped before every job: $( [ $drop = 1 ] && echo yes || echo 'NO (not root or --no-drop-caches)')"
+	echo "- ${direct_io_note:-raidfuse mounted by default (no --direct-io): fio direct=1 bypasses the kernel page cache of volume.img.}"
+}
+
+# --------------------------------------------------- buffered comparison
+if [ $buffered = 1 ]; then
+	id=raid5-4
+	read -r level n k <<<"$(config_geo $id)"
+	dir=$work/$id; members=()
+	mkdir -p "$dir"
+	for ((i = 0; i < n; i++)); do members+=("$dir/m$i.img"); done
+	mem_mib=$(((vol_mib + k - 1) / k + 2))
+	progress "== buffered study: RAID5 x4, members of ${mem_mib} MiB"
+	"$rf" create --level 5 --raid-devices 4 --chunk 64K --size "${mem_mib}M" "${members[@]}" >>"$log" 2>&1 ||
+		die "raidfuse create failed (see $log)"
+	bjobs=(seq-write seq-read rr-qd1)
+	seq_qd=1
+	for mode in pagecache direct-io; do
+		direct_io_opt=()
+		[ $mode = direct-io ] && direct_io_opt=(--direct-io)
+		mount_array "$dir" on "${members[@]}"
+		if [ $mode = pagecache ]; then
+			progress "  prefill ${vol_mib} MiB"
+			prefill "$rf_mnt/volume.img" $id || die "prefill failed"
+			sync "$rf_mnt/volume.img"
+		fi
+		row=raid5-4-$mode; rows+=("$row")
+		ROWNAME[$row]="RAID5 x4, $( [ $mode = pagecache ] && echo 'default mount (kernel page cache)' || echo '--direct-io mount')"
+		progress "== $row (daemon pid $rf_pid)"
+		for j in "${bjobs[@]}"; do
+			run_job "$row" "$j" "$rf_mnt/volume.img" "$rf_pid" "$rf_mnt/.raidfuse/status" 5 4 on "$rf_opts" 0 psync || true
+		done
+		umount_array "$rf_mnt"
+	done
+	job_list=("${bjobs[@]}"); seq_qd=1
+	{
+		echo "# raidfuse buffered I/O: kernel page cache vs --direct-io ($start_date)"
+		echo
+		machine_md
+		echo "- fio direct=0, ioengine=psync (iodepth 1); page cache dropped before each job"
+		echo
+		echo "| config |$(for j in "${job_list[@]}"; do printf ' %s |' "$(job_title "$j")"; done)"
+		echo "|---|$(for j in "${job_list[@]}"; do printf -- '---:|'; done)"
+		for row in "${rows[@]}"; do
+			printf '| %s |' "${ROWNAME[$row]}"
+			for j in "${job_list[@]}"; do printf ' %s%s |' "$(fmt "${R[$row|$j]:-}")" "$( [ -n "${BUSY[$row|$j]:-}" ] && echo '!')"; done
+			echo
+		done
+		echo
+		echo "| daemon CPU s/GiB |$(for j in "${job_list[@]}"; do printf ' %s |' "$j"; done)"
+		echo "|---|$(for j in "${job_list[@]}"; do printf -- '---:|'; done)"
+		for row in "${rows[@]}"; do
+			printf '| %s |' "${ROWNAME[$row]}"
+			for j in "${job_list[@]}"; do printf ' %s |' "${CPU[$row|$j]:--}"; done
+			echo
+		done
+		echo
+		echo "Member I/O per fio byte and more: results.csv."
+	} >"$out/summary.md"
+	cat "$out/summary.md"
+	echo >&2
+	progress "results: $out (summary.md, results.csv, raw/)"
+	exit 0
+fi
+
+# ------------------------------------------------------------------- run
+n_runs=0
+for c in "${config_list[@]}"; do
+	case $c in plain|passthrough|raid0-3*|*:*) n_runs=$((n_runs + 1)) ;; *) n_runs=$((n_runs + ${#cache_list[@]})) ;; esac
+done
+progress "raidfuse fio benchmark: $n_runs mounts x ${#job_list[@]} jobs x ${runtime} s (about $((n_runs * ${#job_list[@]} * (runtime + 2) / 60 + 1)) min); results in $out"
+load_now=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load_now" 'BEGIN { exit !(l > 0.5) }'; then
+	progress "warning: load average $load_now: other work on this machine will disturb the figures"
+fi
+
+for c in "${config_list[@]}"; do
+	case $c in
+	plain) run_plain ;;
+	passthrough) run_passthrough ;;
+	*) run_array "$c" ;;
+	esac
+done
+
+tables=$(print_tables)
+{
+	echo "# raidfuse fio benchmark"
+	echo
+	machine_md
+	echo
+	echo "$tables"
+	echo
+	echo "Per-job detail (latency, p99, member bytes read/written per fio byte, CPUs used"
+	echo "by the rest of the machine): results.csv. Raw fio output and daemon status: raw/."
+} >"$out/summary.md"
+echo
+echo "$tables"
+echo
+progress "results: $out (summary.md, results.csv, raw/)"

@@ -35,7 +35,10 @@ static void mount_usage(FILE *out)
 	        "      --flush-age-ms N write out rows dirty for longer than N ms (default %d)\n"
 	        "      --readahead N    rows to read ahead for a sequential reader (default %d;\n"
 	        "                       0 = off)\n"
-	        "      --direct-io      bypass the kernel page cache for volume.img\n"
+	        "      --page-cache     let the kernel page cache hold volume.img (default: off,\n"
+	        "                       every request reaches the daemon; measured faster for\n"
+	        "                       streaming, see README)\n"
+	        "      --direct-io      the default: bypass the kernel page cache\n"
 	        "      --allow-other    let other users access the mount (needs user_allow_other)\n"
 	        "  -o OPTS              extra FUSE mount options\n"
 	        "  -d, --debug          trace FUSE requests (implies --foreground)\n",
@@ -96,6 +99,7 @@ int cmd_mount(int argc, char **argv)
 		OPT_WRITE_THROUGH,
 		OPT_FLUSH_AGE,
 		OPT_READAHEAD,
+		OPT_PAGE_CACHE,
 	};
 	static const struct option long_opts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
@@ -104,6 +108,7 @@ int cmd_mount(int argc, char **argv)
 		{ "readonly", no_argument, NULL, 'r' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "direct-io", no_argument, NULL, OPT_DIRECT_IO },
+		{ "page-cache", no_argument, NULL, OPT_PAGE_CACHE },
 		{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "cache-mib", required_argument, NULL, OPT_CACHE_MIB },
@@ -122,6 +127,10 @@ int cmd_mount(int argc, char **argv)
 	memset(&aopts, 0, sizeof(aopts));
 	memset(&fopts, 0, sizeof(fopts));
 	fopts.max_threads = MOUNT_DEFAULT_THREADS;
+	/* Measured (README, "Kernel page cache"): bypassing it is faster for
+	 * streaming and no slower for small random reads, and the stripe
+	 * cache and read-ahead do the caching in one place. */
+	fopts.direct_io = true;
 	array_tuning_defaults(&aopts.tuning);
 	aopts.tuning_set = true;
 	optind = 1;
@@ -177,6 +186,9 @@ int cmd_mount(int argc, char **argv)
 			break;
 		case OPT_DIRECT_IO:
 			fopts.direct_io = true;
+			break;
+		case OPT_PAGE_CACHE:
+			fopts.direct_io = false;
 			break;
 		case OPT_ALLOW_OTHER:
 			fopts.allow_other = true;

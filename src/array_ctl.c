@@ -64,6 +64,18 @@ static int parse_uint(const char *text, size_t len, unsigned *out)
 	return 0;
 }
 
+/* An absolute path written to an attribute (a trailing newline is fine). */
+static int ctl_path_from_text(const char *text, size_t len, char *path, size_t pathlen)
+{
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	if (len == 0 || len >= pathlen || text[0] != '/')
+		return -EINVAL;
+	memcpy(path, text, len);
+	path[len] = '\0';
+	return 0;
+}
+
 /* ---- array attributes ------------------------------------------------ */
 
 static int show_status(struct raid_array *a, struct member *m, char *buf, size_t len)
@@ -250,12 +262,8 @@ static int store_new_dev(struct raid_array *a, struct member *m, const char *tex
 	char path[4096], err[512];
 
 	(void)m;
-	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
-		len--;
-	if (len == 0 || len >= sizeof(path) || text[0] != '/')
+	if (ctl_path_from_text(text, len, path, sizeof(path)) < 0)
 		return -EINVAL;
-	memcpy(path, text, len);
-	path[len] = '\0';
 	int rc = array_add_member(a, path, err, sizeof(err));
 	if (rc < 0)
 		array_logf(a, "add %s refused: %s", path, err);
@@ -358,12 +366,8 @@ static int store_member_replace(struct raid_array *a, struct member *m, const ch
 {
 	char path[4096], err[512];
 
-	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
-		len--;
-	if (len == 0 || len >= sizeof(path) || text[0] != '/')
+	if (ctl_path_from_text(text, len, path, sizeof(path)) < 0)
 		return -EINVAL;
-	memcpy(path, text, len);
-	path[len] = '\0';
 	int rc = array_replace_member(a, m, path, err, sizeof(err));
 	if (rc < 0)
 		array_logf(a, "replace %s with %s refused: %s", m->abs_path, path, err);

@@ -571,23 +571,34 @@ int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_r
 	return 0;
 }
 
-int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r)
+/* P (and Q) of a whole row whose data is all in memory, into scratch;
+ * v then holds every slot of the row. */
+static int row_full_parity(struct raid_array *a, struct stripe_row *r, struct band_vec *v)
 {
 	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
 	size_t len = (size_t)r->nr_columns * COLUMN;
 	uint8_t *scratch = scratch_get(len * (size_t)nr_parity);
-	struct band_io io = { .nr = 0 };
-	struct band_vec v;
 
 	if (!scratch)
 		return -ENOMEM;
-	band_vec_roles(&v, r, nr_parity);
+	band_vec_roles(v, r, nr_parity);
 	for (int k = 0; k < nr_data; k++)
-		v.by_slot[r->lay.data_qslot[k]] = r->data[k];
-	for (int s = nr_data; s < v.nr_slots; s++)
-		v.by_slot[s] = scratch + (size_t)(s - nr_data) * len;
-	band_gen_parity(&v, nr_data, nr_parity, len);
-	for (int s = nr_data; s < v.nr_slots; s++)
+		v->by_slot[r->lay.data_qslot[k]] = r->data[k];
+	for (int s = nr_data; s < v->nr_slots; s++)
+		v->by_slot[s] = scratch + (size_t)(s - nr_data) * len;
+	band_gen_parity(v, nr_data, nr_parity, len);
+	return 0;
+}
+
+int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r)
+{
+	struct band_io io = { .nr = 0 };
+	struct band_vec v;
+	int rc = row_full_parity(a, r, &v);
+
+	if (rc < 0)
+		return rc;
+	for (int s = r->lay.nr_data; s < v.nr_slots; s++)
 		if (role_writable(a, r, v.role[s], 0, r->nr_columns))
 			band_io_add(&io, a, r, v.role[s], v.by_slot[s], 0, r->nr_columns, true);
 	return band_io_run(&io, a);
@@ -596,26 +607,18 @@ int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r)
 int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role,
                             struct member *target)
 {
-	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
 	size_t len = (size_t)r->nr_columns * COLUMN;
 	const void *src = NULL;
-	uint8_t *scratch = NULL;
 
-	for (int k = 0; k < nr_data; k++)
+	for (int k = 0; k < r->lay.nr_data; k++)
 		if (r->lay.data_role[k] == role)
 			src = r->data[k];
 	if (!src) {
 		struct band_vec v;
-		scratch = scratch_get(len * (size_t)nr_parity);
-		if (!scratch)
-			return -ENOMEM;
-		band_vec_roles(&v, r, nr_parity);
-		for (int k = 0; k < nr_data; k++)
-			v.by_slot[r->lay.data_qslot[k]] = r->data[k];
-		for (int s = nr_data; s < v.nr_slots; s++)
-			v.by_slot[s] = scratch + (size_t)(s - nr_data) * len;
-		band_gen_parity(&v, nr_data, nr_parity, len);
-		for (int s = nr_data; s < v.nr_slots; s++)
+		int rc = row_full_parity(a, r, &v);
+		if (rc < 0)
+			return rc;
+		for (int s = r->lay.nr_data; s < v.nr_slots; s++)
 			if (v.role[s] == role)
 				src = v.by_slot[s];
 	}

@@ -295,7 +295,10 @@ const struct array_attr array_attrs[] = {
 
 static int show_member_state(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
-	(void)a;
+	if (m->state == MEMBER_REBUILDING && m->role >= 0 && a->geo.dev_bytes)
+		return show_printf(buf, len, "rebuilding %.1f%%\n",
+		                   100.0 * (double)atomic_load(&a->rebuilt_bytes[m->role]) /
+		                           (double)a->geo.dev_bytes);
 	return show_printf(buf, len, "%s\n", member_state_name(m->state));
 }
 

@@ -368,21 +368,18 @@ int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int r
 				from = c;
 		}
 		uint64_t at = to >= 0 ? ext.copies[to].member_off_bytes : 0;
-		if (to >= 0 && at + len > atomic_load(&a->rebuilt_bytes[role]) &&
-		    !array_rebuild_needed(a, role, at, len)) {
-			atomic_store(&a->rebuilt_bytes[role], at + len);
-		} else if (to >= 0 && at + len > atomic_load(&a->rebuilt_bytes[role])) {
-			if (from < 0)
-				rc = -EIO;
-			else
-				rc = member_read(a->slot[ext.copies[from].role], s->first, len,
-				                 ext.copies[from].member_off_bytes);
+		off += len;
+		if (to < 0 || at + len <= atomic_load(&a->rebuilt_bytes[role]))
+			continue; /* no copy on role here, or rebuilt already */
+		if (array_rebuild_needed(a, role, at, len)) {
+			rc = from < 0 ? -EIO
+			              : member_read(a->slot[ext.copies[from].role], s->first, len,
+			                            ext.copies[from].member_off_bytes);
 			if (rc == 0)
 				rc = member_write(target, s->first, len, at);
-			if (rc == 0)
-				atomic_store(&a->rebuilt_bytes[role], at + len);
 		}
-		off += len;
+		if (rc == 0)
+			atomic_store(&a->rebuilt_bytes[role], at + len);
 	}
 	row_unlock(&a->row_locks, unit);
 	return rc;

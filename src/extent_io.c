@@ -340,19 +340,20 @@ void extent_io_scrub_end(struct raid_array *a, void *ctx)
 	free(s);
 }
 
-/* Rebuild role's copies in one region from another copy; rebuilt bytes
- * grow with the regions for layouts whose copies move forward together
- * (raid1, raid10 near). */
-int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int role,
-                           struct member *target)
+/* Call per_extent on each extent of lock region unit in volume order, every
+ * extent clipped to the region (and the volume's end), stopping at the
+ * first error. The region is locked throughout so that user writes, which
+ * take the same lock, cannot change the copies while they are compared or
+ * copied. */
+static int extent_walk_unit(struct raid_array *a, uint64_t unit,
+                            int (*per_extent)(struct raid_array *a, const struct raid_extent *ext,
+                                              size_t len, void *arg),
+                            void *arg)
 {
-	struct extent_scrub *s = ctx;
 	uint64_t off = unit * EXTENT_LOCK_REGION_BYTES;
 	uint64_t end = off + EXTENT_LOCK_REGION_BYTES;
 	int rc = 0;
 
-	if (!s)
-		return -ENOMEM;
 	if (end > a->geo.array_bytes)
 		end = a->geo.array_bytes;
 	row_lock(&a->row_locks, unit);
@@ -360,28 +361,102 @@ int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int r
 		struct raid_extent ext;
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
 		size_t len = ext.len_bytes < end - off ? (size_t)ext.len_bytes : (size_t)(end - off);
-		int to = -1, from = -1;
-		for (int c = 0; c < ext.nr_copies; c++) {
-			if (ext.copies[c].role == role)
-				to = c;
-			else if (from < 0 && a->slot[ext.copies[c].role])
-				from = c;
-		}
-		uint64_t at = to >= 0 ? ext.copies[to].member_off_bytes : 0;
+		rc = per_extent(a, &ext, len, arg);
 		off += len;
-		if (to < 0 || at + len <= atomic_load(&a->rebuilt_bytes[role]))
-			continue; /* no copy on role here, or rebuilt already */
-		if (array_rebuild_needed(a, role, at, len)) {
-			rc = from < 0 ? -EIO
-			              : member_read(a->slot[ext.copies[from].role], s->first, len,
-			                            ext.copies[from].member_off_bytes);
-			if (rc == 0)
-				rc = member_write(target, s->first, len, at);
-		}
-		if (rc == 0)
-			atomic_store(&a->rebuilt_bytes[role], at + len);
 	}
 	row_unlock(&a->row_locks, unit);
+	return rc;
+}
+
+/* What extent_recover_extent rebuilds, and into what. */
+struct extent_recover {
+	struct extent_scrub *s;
+	int role;
+	struct member *target;
+};
+
+/* Rebuild role's copy of one extent from another present copy. An extent
+ * that needs no rebuild (a re-added member's, clean in the bitmap) is not
+ * copied but still counts as rebuilt, so rebuilt bytes keep growing. */
+static int extent_recover_extent(struct raid_array *a, const struct raid_extent *ext, size_t len,
+                                 void *arg)
+{
+	const struct extent_recover *r = arg;
+	int to = -1, from = -1, rc = 0;
+
+	for (int c = 0; c < ext->nr_copies; c++) {
+		if (ext->copies[c].role == r->role)
+			to = c;
+		else if (from < 0 && a->slot[ext->copies[c].role])
+			from = c;
+	}
+	uint64_t at = to >= 0 ? ext->copies[to].member_off_bytes : 0;
+	if (to < 0 || at + len <= atomic_load(&a->rebuilt_bytes[r->role]))
+		return 0; /* no copy on role here, or rebuilt already */
+	if (array_rebuild_needed(a, r->role, at, len)) {
+		rc = from < 0 ? -EIO
+		              : member_read(a->slot[ext->copies[from].role], r->s->first, len,
+		                            ext->copies[from].member_off_bytes);
+		if (rc == 0)
+			rc = member_write(r->target, r->s->first, len, at);
+	}
+	if (rc == 0)
+		atomic_store(&a->rebuilt_bytes[r->role], at + len);
+	return rc;
+}
+
+/* Rebuild role's copies in one region from another copy; rebuilt bytes
+ * grow with the regions for layouts whose copies move forward together
+ * (raid1, raid10 near). */
+int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int role,
+                           struct member *target)
+{
+	struct extent_recover r = { .s = ctx, .role = role, .target = target };
+
+	if (!r.s)
+		return -ENOMEM;
+	return extent_walk_unit(a, unit, extent_recover_extent, &r);
+}
+
+/* What extent_scrub_extent compares with, and where it counts. */
+struct extent_compare {
+	struct extent_scrub *s;
+	bool repair;
+	uint64_t *mismatch_sectors;
+};
+
+/* Compare every copy of one extent with its first copy, counting
+ * mismatched sectors per 4 KiB page as md does; repair writes the first
+ * copy over each copy that differs. A missing copy is -ENODEV: scrubs are
+ * refused on degraded arrays, so its member failed during this one. */
+static int extent_scrub_extent(struct raid_array *a, const struct raid_extent *ext, size_t len,
+                               void *arg)
+{
+	const struct extent_compare *cmp = arg;
+	struct extent_scrub *s = cmp->s;
+	const size_t page = 4096;
+	struct member *first = a->slot[ext->copies[0].role];
+	int rc;
+
+	if (!first)
+		return -ENODEV;
+	rc = member_read(first, s->first, len, ext->copies[0].member_off_bytes);
+	for (int c = 1; c < ext->nr_copies && rc == 0; c++) {
+		struct member *m = a->slot[ext->copies[c].role];
+		bool differs = false;
+		if (!m)
+			return -ENODEV;
+		rc = member_read(m, s->other, len, ext->copies[c].member_off_bytes);
+		for (size_t at = 0; rc == 0 && at < len; at += page) {
+			size_t n = len - at < page ? len - at : page;
+			if (memcmp(s->first + at, s->other + at, n) != 0) {
+				*cmp->mismatch_sectors += page / SECTOR_BYTES;
+				differs = true;
+			}
+		}
+		if (rc == 0 && differs && cmp->repair)
+			rc = member_write(m, s->first, len, ext->copies[c].member_off_bytes);
+	}
 	return rc;
 }
 
@@ -390,48 +465,11 @@ int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int r
 int extent_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t unit, bool repair,
                          uint64_t *mismatch_sectors)
 {
-	struct extent_scrub *s = ctx;
-	const size_t page = 4096;
-	uint64_t off = unit * EXTENT_LOCK_REGION_BYTES;
-	uint64_t end = off + EXTENT_LOCK_REGION_BYTES;
-	int rc = 0;
+	struct extent_compare cmp = { .s = ctx, .repair = repair,
+	                              .mismatch_sectors = mismatch_sectors };
 
-	if (!s)
+	if (!cmp.s)
 		return -ENOMEM;
-	if (end > a->geo.array_bytes)
-		end = a->geo.array_bytes;
 	*mismatch_sectors = 0;
-	row_lock(&a->row_locks, unit);
-	while (off < end && rc == 0) {
-		struct raid_extent ext;
-		a->ops->map(&a->geo, a->level_priv, off, &ext);
-		size_t len = ext.len_bytes < end - off ? (size_t)ext.len_bytes : (size_t)(end - off);
-		struct member *first = a->slot[ext.copies[0].role];
-		if (!first) {
-			rc = -ENODEV;
-			break;
-		}
-		rc = member_read(first, s->first, len, ext.copies[0].member_off_bytes);
-		for (int c = 1; c < ext.nr_copies && rc == 0; c++) {
-			struct member *m = a->slot[ext.copies[c].role];
-			bool differs = false;
-			if (!m) {
-				rc = -ENODEV;
-				break;
-			}
-			rc = member_read(m, s->other, len, ext.copies[c].member_off_bytes);
-			for (size_t at = 0; rc == 0 && at < len; at += page) {
-				size_t n = len - at < page ? len - at : page;
-				if (memcmp(s->first + at, s->other + at, n) != 0) {
-					*mismatch_sectors += page / SECTOR_BYTES;
-					differs = true;
-				}
-			}
-			if (rc == 0 && differs && repair)
-				rc = member_write(m, s->first, len, ext.copies[c].member_off_bytes);
-		}
-		off += len;
-	}
-	row_unlock(&a->row_locks, unit);
-	return rc;
+	return extent_walk_unit(a, unit, extent_scrub_extent, &cmp);
 }

@@ -40,29 +40,6 @@ WINDOW=$((50 * MIB)) # covers both regions, the gap and margins
 head -c $LEN_A /dev/urandom >"$WORK/refA" || fail "cannot read /dev/urandom"
 head -c $LEN_B /dev/urandom >"$WORK/refB" || fail "cannot read /dev/urandom"
 
-# put SRC TARGET OFFSET: write the file SRC into TARGET at byte OFFSET.
-put() {
-	dd if="$1" of="$2" bs=1M oflag=seek_bytes seek="$3" conv=notrunc,fsync status=none
-}
-
-# mnt_try OUTFILE ARGS...: raidfuse mount ARGS... $MNT, stderr to OUTFILE.
-mnt_try() {
-	local errf=$1
-	shift
-	"$RAIDFUSE" mount "$@" "$MNT" 2>"$errf"
-}
-# mnt_ok LABEL ARGS...: the mount must succeed (stderr in $WORK/mount.err).
-mnt_ok() {
-	local label=$1
-	shift
-	mnt_try "$WORK/mount.err" "$@" ||
-		fail "$label: raidfuse mount $* failed: $(cat "$WORK/mount.err")"
-	[ -f "$MNT/volume.img" ] || fail "$label: no volume.img after mount"
-}
-umnt() {
-	"$RAIDFUSE" umount "$MNT" || fail "raidfuse umount $MNT failed"
-	! mountpoint -q "$MNT" || fail "$MNT is still mounted after raidfuse umount"
-}
 # mnt_refused LABEL EXPECT ARGS...: the mount must fail, mention EXPECT, mount nothing.
 mnt_refused() {
 	local label=$1 expect=$2 rc
@@ -106,11 +83,6 @@ updown() {
 		if [ "$r" = "$miss" ]; then s+=_; else s+=U; fi
 	done
 	echo "[$s]"
-}
-
-# mdadm --examine field of a member: ex_field FILE 'Events'
-ex_field() {
-	mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : *//p" | head -n1
 }
 
 snapshot() { # DIR: copy the members aside

@@ -145,10 +145,6 @@ globals()[sys.argv[1]](*sys.argv[2:])
 EOF
 hp() { python3 "$WORK/h.py" "$@"; }
 
-# put SRC TARGET OFFSET: write the file SRC into TARGET at byte OFFSET.
-put() {
-	dd if="$1" of="$2" bs=1M oflag=seek_bytes seek="$3" conv=notrunc,fsync status=none
-}
 # region_is LABEL MODEL OFFSET: volume.img at OFFSET holds the file MODEL.
 region_is() {
 	local n
@@ -165,17 +161,6 @@ region_sum() { # OFFSET LEN: sha256 of that region of volume.img
 corrupt() {
 	head -c "$3" /dev/urandom | dd of="$1" bs=4096 oflag=seek_bytes seek="$2" \
 		conv=notrunc,fsync status=none || fail "cannot corrupt $1 at $2"
-}
-mnt_ok() { # LABEL ARGS...: the mount must succeed (stderr in $WORK/mount.err)
-	local label=$1
-	shift
-	"$RAIDFUSE" mount "$@" "$MNT" 2>"$WORK/mount.err" ||
-		fail "$label: raidfuse mount $* failed: $(cat "$WORK/mount.err")"
-	[ -f "$MNT/volume.img" ] || fail "$label: no volume.img after mount"
-}
-umnt() {
-	"$RAIDFUSE" umount "$MNT" || fail "raidfuse umount $MNT failed"
-	! mountpoint -q "$MNT" || fail "$MNT is still mounted after raidfuse umount"
 }
 jget() { hp json_get "$RFC/status.json" "$1"; }
 json_sane() { # LABEL LEVEL N DEGRADED: status --json output is valid and sane
@@ -226,9 +211,6 @@ sync_run() {
 }
 now_us() { echo "${EPOCHREALTIME/./}"; }
 secs() { printf '%d.%02ds' $(($1 / 1000000)) $(($1 % 1000000 / 10000)); }
-ex_field() { # FILE FIELD: mdadm --examine field of a member
-	mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : *//p" | head -n1
-}
 
 # new_array LEVEL N: create DIR/d0..; sets DIR MEMBERS DATA_OFF DEV_SECTORS.
 new_array() {

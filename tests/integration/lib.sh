@@ -66,6 +66,39 @@ rf_umount() {
 # sha256 of every file named, one line each, to compare before and after.
 hash_files() { sha256sum "$@"; }
 
+# put SRC TARGET OFFSET: write the file SRC into TARGET at byte OFFSET.
+put() {
+	dd if="$1" of="$2" bs=1M oflag=seek_bytes seek="$3" conv=notrunc,fsync status=none
+}
+
+# mdadm --examine field of a member: ex_field FILE 'Events'
+ex_field() {
+	mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : *//p" | head -n1
+}
+
+# For tests that mount one array at a time on $MNT (which they set and
+# track_mount), checking each step as they go; unlike rf_mount, the mount's
+# stderr is kept for the failure message or for the test to inspect.
+
+# mnt_try OUTFILE ARGS...: raidfuse mount ARGS... $MNT, stderr to OUTFILE.
+mnt_try() {
+	local errf=$1
+	shift
+	"$RAIDFUSE" mount "$@" "$MNT" 2>"$errf"
+}
+# mnt_ok LABEL ARGS...: the mount must succeed (stderr in $WORK/mount.err).
+mnt_ok() {
+	local label=$1
+	shift
+	mnt_try "$WORK/mount.err" "$@" ||
+		fail "$label: raidfuse mount $* failed: $(cat "$WORK/mount.err")"
+	[ -f "$MNT/volume.img" ] || fail "$label: no volume.img after mount"
+}
+umnt() {
+	"$RAIDFUSE" umount "$MNT" || fail "raidfuse umount $MNT failed"
+	! mountpoint -q "$MNT" || fail "$MNT is still mounted after raidfuse umount"
+}
+
 # Unpack the md-refs array NAME into DIR; prints nothing. Skips when the
 # shared folder is absent (it is present on developer machines and in CI).
 md_ref_unpack() {

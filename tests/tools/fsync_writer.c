@@ -15,7 +15,7 @@
  * fdatasync(2) (random).
  *
  * Every byte of write number SEQ (0, 1, 2, ...) at absolute offset OFF is a
- * function of (SEED, SEQ, OFF) only (see content_word), so the checker can
+ * function of (SEED, SEQ, OFF) only (see content_key), so the checker can
  * regenerate any part of any write, and data that landed at the wrong
  * offset, or stale data from another write, never matches by accident.
  *
@@ -75,6 +75,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pattern.h"
+
 #define LOG_VERSION 1
 #define MAX_MISMATCH_REPORTS 12
 #define CHECK_BUF (1u << 20)
@@ -95,32 +97,16 @@ static void die(int code, const char *fmt, ...)
 
 /* ---- deterministic content ---------------------------------------------- */
 
-static uint64_t mix64(uint64_t z)
+/* The pattern key of write SEQ (see pattern.h). */
+static uint64_t content_key(uint64_t seed, uint64_t seq)
 {
-	z += 0x9e3779b97f4a7c15ull;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* The 8 bytes at absolute offset 8*WORD written by write SEQ. */
-static uint64_t content_word(uint64_t seed, uint64_t seq, uint64_t word)
-{
-	return mix64(mix64(seed ^ (seq * 0xd1b54a32d192ed03ull)) ^ word);
+	return mix64(seed ^ (seq * 0xd1b54a32d192ed03ull));
 }
 
 /* Fill BUF with the content write SEQ puts at [OFF, OFF+LEN). */
 static void content_fill(unsigned char *buf, uint64_t seed, uint64_t seq, uint64_t off, size_t len)
 {
-	size_t i = 0;
-
-	while (i < len) {
-		uint64_t o = off + i;
-		uint64_t w = content_word(seed, seq, o >> 3);
-		unsigned b = (unsigned)(o & 7);
-		for (; b < 8 && i < len; b++, i++)
-			buf[i] = (unsigned char)(w >> (8 * b));
-	}
+	pattern_fill(buf, content_key(seed, seq), off, len);
 }
 
 /* ---- small helpers ------------------------------------------------------- */

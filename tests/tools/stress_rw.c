@@ -56,6 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pattern.h"
+
 #define MAX_RUN 64
 #define FREE_READ_MAX (256u << 10)
 #define STATE_VERSION 1
@@ -74,14 +76,6 @@ static void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-static uint64_t mix64(uint64_t z)
-{
-	z += 0x9e3779b97f4a7c15ull;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* ---- the area and its model ------------------------------------------------ */
 
 struct area {
@@ -94,19 +88,12 @@ struct area {
 	pthread_mutex_t *lock;
 };
 
-/* Content of region R at generation G over [o, o+len) (absolute offsets). */
+/* Content of region R at generation G over [o, o+len) (absolute offsets):
+ * the pattern (see pattern.h) keyed by seed, region and generation. */
 static void content_fill(const struct area *a, uint64_t r, uint32_t g, unsigned char *buf,
                          uint64_t o, size_t len)
 {
-	uint64_t key = mix64(a->seed ^ mix64((r << 32) | g));
-	size_t i = 0;
-
-	while (i < len) {
-		uint64_t p = o + i;
-		uint64_t w = mix64(key ^ (p >> 3));
-		for (unsigned b = (unsigned)(p & 7); b < 8 && i < len; b++, i++)
-			buf[i] = (unsigned char)(w >> (8 * b));
-	}
+	pattern_fill(buf, mix64(a->seed ^ mix64((r << 32) | g)), o, len);
 }
 
 static uint64_t region_off(const struct area *a, uint64_t r)

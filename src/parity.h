@@ -2,7 +2,10 @@
  *
  * Buffers are in *syndrome slot order*: slot i of a row carries the data
  * chunk whose Q coefficient is g^i (g = 2 over GF(2^8), polynomial 0x11d,
- * as in Linux md). Every buffer passed here must be 64-byte aligned and
+ * as in Linux md). Every buffer passed here must be 64-byte aligned, except
+ * the data that parity_gen_p and parity_gen_pq only read, which needs only
+ * PARITY_SRC_ALIGN_BYTES (ISA-L's documented alignment for xor_gen and
+ * pq_gen sources: request buffers can then be used where they are), and
  * every length a multiple of PARITY_ALIGN_BYTES; the engine works in 4 KiB
  * columns, which satisfies both. Lengths must also fit in an int (ISA-L's
  * length type). parity_recover returns -EINVAL when they do not hold;
@@ -15,6 +18,7 @@
 #include <stdint.h>
 
 #define PARITY_ALIGN_BYTES 64
+#define PARITY_SRC_ALIGN_BYTES 32
 #define PARITY_MAX_DATA 253 /* GF(2^8) has 255 non-zero powers; P and Q use two slots */
 
 /* Allocate a zeroed, 64-byte aligned buffer; NULL on ENOMEM. Free with free(). */

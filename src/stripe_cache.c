@@ -4,9 +4,11 @@
  * is never held across member I/O. Each cached row has its own mutex for
  * its contents, held while it is read, written, loaded or flushed, so
  * requests to different rows run in parallel. A pinned row is never
- * evicted; only clean rows are evicted, least recently used first; a
- * writer that finds the cache full of dirty rows wakes the flusher and
- * waits for a clean one.
+ * evicted; only clean rows are evicted, least recently used first. Every
+ * entry is on exactly one list: clean ones on the LRU, dirty ones on the
+ * dirty list (oldest first), so finding a victim or the oldest dirty row
+ * does not walk past the other kind. A writer that finds the cache full
+ * of dirty rows flushes the oldest itself.
  */
 #include "config.h"
 
@@ -27,6 +29,10 @@
 
 #define CACHE_MIN_ROWS 4
 #define CACHE_FLUSHER_TICK_MS 50
+/* Flushers run rows in parallel: a row's flush mostly waits on member
+ * reads (read-modify-write), so several in flight turn a stream of small
+ * synchronous writes into overlapping background work. */
+#define CACHE_FLUSHER_THREADS 8
 
 struct cache_entry {
 	struct stripe_row r;
@@ -37,7 +43,7 @@ struct cache_entry {
 	uint64_t dirty_seq;                 /* when it became dirty (0: clean) */
 	uint64_t dirty_since_ms;
 	struct cache_entry *hash_next;
-	struct cache_entry *lru_prev, *lru_next;     /* every entry, LRU first */
+	struct cache_entry *lru_prev, *lru_next;     /* clean entries, LRU first */
 	struct cache_entry *dirty_prev, *dirty_next; /* dirty entries, oldest first */
 };
 
@@ -58,10 +64,11 @@ struct stripe_cache {
 	struct entry_list lru;
 	struct entry_list dirty;
 	uint64_t next_dirty_seq;
+	int nr_waiting_clean;               /* threads waiting on clean_ready */
 	bool stopping;
 	bool flush_requested;
-	pthread_t flusher;
-	bool flusher_running;
+	pthread_t flushers[CACHE_FLUSHER_THREADS];
+	int nr_flushers;
 
 	/* Read-ahead: one sequential stream is followed. */
 	uint64_t last_read_end;
@@ -139,9 +146,19 @@ static void table_remove(struct stripe_cache *c, struct cache_entry *e)
 static struct cache_entry *find_victim(struct stripe_cache *c)
 {
 	for (struct cache_entry *e = c->lru.head; e; e = e->lru_next)
-		if (e->pins == 0 && e->dirty_seq == 0)
+		if (e->pins == 0)
 			return e;
 	return NULL;
+}
+
+/* Ask the flusher for a pass, waking it once rather than on every
+ * request while the pressure lasts. Caller holds c->lock. */
+static void flusher_nudge_locked(struct stripe_cache *c)
+{
+	if (c->flush_requested)
+		return;
+	c->flush_requested = true;
+	pthread_cond_broadcast(&c->flusher_wake);
 }
 
 static int entry_flush(struct stripe_cache *c, struct cache_entry *e);
@@ -157,8 +174,10 @@ static int entry_get_locked(struct stripe_cache *c, uint64_t row, bool may_wait,
 		struct cache_entry *e = table_find(c, row);
 		if (e) {
 			e->pins++;
-			LIST_UNLINK(&c->lru, e, lru_prev, lru_next);
-			LIST_APPEND(&c->lru, e, lru_prev, lru_next);
+			if (!e->dirty_seq) {
+				LIST_UNLINK(&c->lru, e, lru_prev, lru_next);
+				LIST_APPEND(&c->lru, e, lru_prev, lru_next);
+			}
 			*out = e;
 			return 0;
 		}
@@ -178,10 +197,9 @@ static int entry_get_locked(struct stripe_cache *c, uint64_t row, bool may_wait,
 			if (!e) {
 				if (!may_wait)
 					return -EBUSY;
-				c->flush_requested = true;
-				pthread_cond_signal(&c->flusher_wake);
+				flusher_nudge_locked(c);
 				/* Full of dirty rows: write the oldest one out here
-				 * rather than queue behind the one flusher, so every
+				 * rather than queue behind the flushers, so every
 				 * writer under pressure flushes in parallel (as md's
 				 * raid5 worker threads do). */
 				struct cache_entry *oldest = c->dirty.head;
@@ -194,7 +212,9 @@ static int entry_get_locked(struct stripe_cache *c, uint64_t row, bool may_wait,
 					pthread_mutex_lock(&c->lock);
 					entry_put_locked(c, oldest);
 				} else {
+					c->nr_waiting_clean++;
 					pthread_cond_wait(&c->clean_ready, &c->lock);
+					c->nr_waiting_clean--;
 				}
 				continue;
 			}
@@ -218,16 +238,18 @@ static void entry_put_locked(struct stripe_cache *c, struct cache_entry *e)
 	if (e->r.nr_dirty && !e->dirty_seq) {
 		e->dirty_seq = ++c->next_dirty_seq;
 		e->dirty_since_ms = now_ms();
+		LIST_UNLINK(&c->lru, e, lru_prev, lru_next);
 		LIST_APPEND(&c->dirty, e, dirty_prev, dirty_next);
 		c->nr_dirty++;
 		if (c->nr_dirty * 4 >= c->max_entries * 3)
-			pthread_cond_signal(&c->flusher_wake);
+			flusher_nudge_locked(c);
 	} else if (!e->r.nr_dirty && e->dirty_seq) {
 		e->dirty_seq = 0;
 		LIST_UNLINK(&c->dirty, e, dirty_prev, dirty_next);
+		LIST_APPEND(&c->lru, e, lru_prev, lru_next);
 		c->nr_dirty--;
 	}
-	if (--e->pins == 0)
+	if (--e->pins == 0 && c->nr_waiting_clean > 0)
 		pthread_cond_broadcast(&c->clean_ready);
 }
 
@@ -267,12 +289,35 @@ static int entry_flush_held(struct stripe_cache *c, struct cache_entry *e)
 	return rc;
 }
 
+/* A request that covers the whole row of a locked entry goes straight to
+ * the members (md handles full-stripe writes the same way: nothing to
+ * read, nothing to gain by waiting). */
+static int entry_write_whole_held(struct stripe_cache *c, struct cache_entry *e, const void *src)
+{
+	struct stripe_row_stats stats = { 0 };
+	int rc = bitmap_start_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
+
+	if (rc == 0)
+		rc = stripe_row_write_whole(c->a, &e->r, src, &stats);
+	bitmap_end_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
+	if (rc < 0)
+		array_note_write_error(c->a, rc);
+	atomic_fetch_add(&c->counters.full_row_writes, stats.full_row);
+	atomic_fetch_add(&c->counters.direct_rows, stats.full_row);
+	return rc;
+}
+
 static int entry_flush(struct stripe_cache *c, struct cache_entry *e)
 {
 	pthread_mutex_lock(&e->lock);
 	int rc = entry_flush_held(c, e);
 	pthread_mutex_unlock(&e->lock);
 	return rc;
+}
+
+static bool row_fully_dirty(const struct stripe_row *r)
+{
+	return r->nr_dirty == r->nr_columns * (uint32_t)r->lay.nr_data;
 }
 
 /* With the cache off, a row lives for one request: nothing stays dirty
@@ -284,6 +329,15 @@ static bool cache_retains(const struct stripe_cache *c)
 
 /* ---- the flusher and read-ahead threads ------------------------------ */
 
+/* The oldest dirty row no other thread is flushing. Caller holds c->lock. */
+static struct cache_entry *oldest_unpinned_dirty(struct stripe_cache *c)
+{
+	struct cache_entry *e = c->dirty.head;
+	while (e && e->pins)
+		e = e->dirty_next;
+	return e;
+}
+
 static void *flusher_main(void *arg)
 {
 	struct stripe_cache *c = arg;
@@ -291,12 +345,13 @@ static void *flusher_main(void *arg)
 
 	pthread_mutex_lock(&c->lock);
 	while (!c->stopping) {
-		struct cache_entry *e = c->dirty.head;
+		struct cache_entry *e = oldest_unpinned_dirty(c);
 		bool pressure = c->nr_dirty * 4 >= c->max_entries * 3 || c->flush_requested;
 		bool old_enough = e && now_ms() - e->dirty_since_ms >= t->flush_age_ms;
 
 		if (!e || (!pressure && !old_enough)) {
-			c->flush_requested = false;
+			if (!c->dirty.head)
+				c->flush_requested = false;
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_nsec += CACHE_FLUSHER_TICK_MS * 1000000L;
@@ -402,11 +457,13 @@ int stripe_cache_create(struct raid_array *a, struct stripe_cache **out)
 		stripe_cache_destroy(c);
 		return -ENOMEM;
 	}
-	if (pthread_create(&c->flusher, NULL, flusher_main, c) != 0) {
-		stripe_cache_destroy(c);
-		return -EAGAIN;
+	for (int i = 0; i < CACHE_FLUSHER_THREADS; i++) {
+		if (pthread_create(&c->flushers[i], NULL, flusher_main, c) != 0) {
+			stripe_cache_destroy(c);
+			return -EAGAIN;
+		}
+		c->nr_flushers++;
 	}
-	c->flusher_running = true;
 	if (a->tuning.readahead_rows > 0 && a->tuning.cache_bytes > 0) {
 		if (pthread_create(&c->ra_thread, NULL, readahead_main, c) == 0)
 			c->ra_running = true;
@@ -424,10 +481,16 @@ void stripe_cache_destroy(struct stripe_cache *c)
 	pthread_cond_broadcast(&c->flusher_wake);
 	pthread_cond_broadcast(&c->ra_wake);
 	pthread_mutex_unlock(&c->lock);
-	if (c->flusher_running)
-		pthread_join(c->flusher, NULL);
+	for (int i = 0; i < c->nr_flushers; i++)
+		pthread_join(c->flushers[i], NULL);
 	if (c->ra_running)
 		pthread_join(c->ra_thread, NULL);
+	/* Dirty rows left (a flush that failed) are dropped with the rest. */
+	for (struct cache_entry *e = c->dirty.head, *next; e; e = next) {
+		next = e->dirty_next;
+		LIST_UNLINK(&c->dirty, e, dirty_prev, dirty_next);
+		LIST_APPEND(&c->lru, e, lru_prev, lru_next);
+	}
 	for (struct cache_entry *e = c->lru.head, *next; e; e = next) {
 		next = e->lru_next;
 		stripe_row_free(&e->r);
@@ -508,6 +571,20 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 		if (rc < 0)
 			return rc;
 		pthread_mutex_lock(&e->lock);
+		if (piece == row_bytes && stripe_row_all_present(a, &e->r)) {
+			rc = entry_write_whole_held(c, e, src);
+			e->read_ahead = false;
+			if (!cache_retains(c))
+				stripe_row_reset(&e->r, a, row);
+			pthread_mutex_unlock(&e->lock);
+			entry_put(c, e);
+			if (rc < 0)
+				return rc;
+			src += piece;
+			off += piece;
+			len -= piece;
+			continue;
+		}
 		for (uint64_t pos = in_row; pos < in_row + piece && rc == 0;) {
 			int k = (int)(pos / chunk);
 			uint64_t lo = pos % chunk;
@@ -519,8 +596,10 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 		}
 		e->read_ahead = false;
 		/* Write-through: the request returns only once the row is on
-		 * the members. */
-		if (rc == 0 && !a->tuning.write_back)
+		 * the members. A row this request completed goes out now too:
+		 * it needs no reads, so waiting would only hold a cache slot
+		 * (md also starts full stripes at once). */
+		if (rc == 0 && (!a->tuning.write_back || row_fully_dirty(&e->r)))
 			rc = entry_flush_held(c, e);
 		if (!cache_retains(c))
 			stripe_row_reset(&e->r, a, row);
@@ -600,6 +679,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 "cache_mode: %s\ncache_size_mib: %" PRIu64 "\ncache_rows: %zu of %zu\n"
 	                 "cache_dirty_rows: %zu\ncache_hits: %" PRIu64 "\ncache_misses: %" PRIu64
 	                 "\nrows_flushed: %" PRIu64 "\nfull_row_writes: %" PRIu64
+	                 "\ndirect_row_writes: %" PRIu64
 	                 "\nrmw_writes: %" PRIu64 "\nrcw_writes: %" PRIu64
 	                 "\ndegraded_writes: %" PRIu64 "\nreadahead_rows: %" PRIu64
 	                 "\nreadahead_hits: %" PRIu64 "\n",
@@ -608,6 +688,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 (uint64_t)atomic_load(&n->hits), (uint64_t)atomic_load(&n->misses),
 	                 (uint64_t)atomic_load(&n->rows_flushed),
 	                 (uint64_t)atomic_load(&n->full_row_writes),
+	                 (uint64_t)atomic_load(&n->direct_rows),
 	                 (uint64_t)atomic_load(&n->rmw_writes), (uint64_t)atomic_load(&n->rcw_writes),
 	                 (uint64_t)atomic_load(&n->degraded_writes),
 	                 (uint64_t)atomic_load(&n->readahead_rows),

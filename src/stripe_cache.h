@@ -1,6 +1,6 @@
 /* stripe_cache.h - the stripe cache of a RAID5/6 array (md's
  * stripe_cache_size, in whole rows): writes land in cached rows and return
- * (write-back); a flusher thread writes dirty rows out under memory
+ * (write-back); flusher threads write dirty rows out under memory
  * pressure or when they have been dirty longer than an age; sequential
  * readers get the next rows read ahead. With capacity 0 every request uses
  * a row of its own that is flushed before the request returns
@@ -20,6 +20,7 @@ struct stripe_cache_counters {
 	atomic_uint_fast64_t misses;          /* read pieces that went to the members */
 	atomic_uint_fast64_t rows_flushed;
 	atomic_uint_fast64_t full_row_writes; /* bands flushed with no reads */
+	atomic_uint_fast64_t direct_rows;     /* whole rows written from the request */
 	atomic_uint_fast64_t rmw_writes;      /* read-modify-write bands */
 	atomic_uint_fast64_t rcw_writes;      /* reconstruct-write bands */
 	atomic_uint_fast64_t degraded_writes; /* bands written with a member missing */

@@ -19,6 +19,11 @@
 #   rr-qd16    4 KiB random reads,  iodepth 16
 #   rw-qd1     4 KiB random writes, iodepth 1
 #   rw-qd16    4 KiB random writes, iodepth 16
+#   rw-hot-qd1, rw-hot-qd16
+#              4 KiB random writes at iodepth 1 and 16 within the first
+#              --hot-size bytes (32 MiB: half the default stripe cache), a
+#              working set the cache can hold, where rw-qd* use a region 16
+#              times the cache
 # Before every job: sync, then the page cache is dropped (as root), so the
 # member files are read from disk. After every job: fsync of volume.img, so
 # rows the stripe cache still held are written out before the daemon's CPU
@@ -72,7 +77,9 @@ Usage: $prog [OPTIONS]
                        (default: all); an array as ID:on or ID:off runs that
                        cache mode only
   --jobs LIST          comma list of jobs, from: seq-write, seq-read, rr-qd1,
-                       rr-qd16, rw-qd1, rw-qd16 (default: all)
+                       rr-qd16, rw-qd1, rw-qd16, rw-hot-qd1, rw-hot-qd16
+                       (default: all)
+  --hot-size SIZE      region of the rw-hot-* jobs (default 32M)
   --cache-modes LIST   on,off (default); cache on = default mount, off = --cache-mib 0
   --direct-io          mount raidfuse with --direct-io (done anyway, and said, if
                        direct=1 fails on a default mount)
@@ -96,7 +103,8 @@ work=${BENCH_DIR:+$BENCH_DIR/raidfuse-bench.$$}
 keep=0
 rf=${RAIDFUSE:-}
 configs=plain,passthrough,raid0-3,raid0-4,raid5-4,raid6-5,raid1-2,raid10-4
-jobs=seq-write,seq-read,rr-qd1,rr-qd16,rw-qd1,rw-qd16
+jobs=seq-write,seq-read,rr-qd1,rr-qd16,rw-qd1,rw-qd16,rw-hot-qd1,rw-hot-qd16
+hot_arg=32M
 cache_modes=on,off
 force_direct_io=0
 drop=1
@@ -117,6 +125,7 @@ while [ $# -gt 0 ]; do
 		jobs=seq-write,seq-read,rw-qd16 ;;
 	--runtime) need_arg "$@"; runtime=$2; shift ;;
 	--size) need_arg "$@"; size_arg=$2; shift ;;
+	--hot-size) need_arg "$@"; hot_arg=$2; shift ;;
 	--seq-iodepth) need_arg "$@"; seq_qd=$2; shift ;;
 	--out) need_arg "$@"; out=$2; shift ;;
 	--dir) need_arg "$@"; work=$2/raidfuse-bench.$$; shift ;;
@@ -159,6 +168,9 @@ size_mib() {
 vol_mib=$(size_mib "$size_arg") || die "--size '$size_arg' is not a size (like 512M, 1G)"
 [ "$vol_mib" -ge 16 ] || die "--size must be at least 16M"
 vol_bytes=$((vol_mib * 1024 * 1024))
+hot_mib=$(size_mib "$hot_arg") || die "--hot-size '$hot_arg' is not a size (like 32M)"
+[ "$hot_mib" -le "$vol_mib" ] || die "--hot-size $hot_arg is larger than --size $size_arg"
+hot_bytes=$((hot_mib * 1024 * 1024))
 
 # ------------------------------------------------------------ requirements
 command -v fio >/dev/null 2>&1 ||
@@ -267,6 +279,8 @@ job_spec() {
 	rr-qd16) echo "randread 4k 16 IOPS" ;;
 	rw-qd1) echo "randwrite 4k 1 IOPS" ;;
 	rw-qd16) echo "randwrite 4k 16 IOPS" ;;
+	rw-hot-qd1) echo "randwrite 4k 1 IOPS $hot_bytes" ;;
+	rw-hot-qd16) echo "randwrite 4k 16 IOPS $hot_bytes" ;;
 	*) return 1 ;;
 	esac
 }
@@ -278,6 +292,8 @@ job_title() {
 	rr-qd16) echo "rand read 4K QD16 IOPS" ;;
 	rw-qd1) echo "rand write 4K QD1 IOPS" ;;
 	rw-qd16) echo "rand write 4K QD16 IOPS" ;;
+	rw-hot-qd1) echo "rand write 4K QD1 in $hot_arg IOPS" ;;
+	rw-hot-qd16) echo "rand write 4K QD16 in $hot_arg IOPS" ;;
 	esac
 }
 IFS=, read -r -a job_list <<<"$jobs"
@@ -317,8 +333,9 @@ keep_best() {
 run_job_once() {
 	local row=$1 job=$2 file=$3 dpid=$4 status=$5 level=$6 nmem=$7 cache=$8 mopts=$9
 	local direct=${10:-1} engine=${11:-libaio}
-	local rw bs qd metric
-	read -r rw bs qd metric <<<"$(job_spec "$job")"
+	local rw bs qd metric region
+	read -r rw bs qd metric region <<<"$(job_spec "$job")"
+	region=${region:-$vol_bytes}
 	local raw=$out/raw/$row.$job
 	local extra=()
 	[[ $rw == rand* ]] && extra+=(--norandommap --randrepeat=0)
@@ -332,7 +349,7 @@ run_job_once() {
 	s0=$(sys_ticks)
 	local w0=$EPOCHREALTIME
 	fio --name="$job" --filename="$file" --rw="$rw" --bs="$bs" --iodepth="$qd" \
-		--ioengine="$engine" --direct="$direct" --size="$vol_bytes" --time_based \
+		--ioengine="$engine" --direct="$direct" --size="$region" --time_based \
 		--runtime="$runtime" --fallocate=none --invalidate=1 "${extra[@]}" \
 		--output-format=terse --terse-version=3 >"$raw.fio" 2>"$raw.err" || frc=$?
 	# Write out what the daemon still holds (stripe cache) before reading CPU.
@@ -659,7 +676,7 @@ print_tables() {
 	done
 	r=$(ratio "${R[raid5-4-on|seq-write]:-}" "${R[raid0-3|seq-write]:-}")
 	echo "| RAID5 x4 (cache on) / RAID0 x3, seq-write | $r | >= 0.8 | $(verdict "$r" ">=" 0.8) |"
-	for j in rw-qd1 rw-qd16; do
+	for j in rw-qd1 rw-qd16 rw-hot-qd1 rw-hot-qd16; do
 		r=$(ratio "${R[raid5-4-on|$j]:-}" "${R[raid5-4-off|$j]:-}")
 		echo "| RAID5 x4 cache on / off, $j | $r | >= 3 | $(verdict "$r" ">=" 3) |"
 	done

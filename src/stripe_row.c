@@ -155,6 +155,19 @@ static void band_io_add(struct band_io *io, struct raid_array *a, const struct s
 	                       : a->slot[role];
 	req->is_write = is_write;
 	io->has_reads |= !is_write;
+	io->to_replacement[io->nr] = false;
+	io->roles[io->nr++] = role;
+	if (!is_write)
+		return;
+	/* A replacement being copied has this range already: it must see
+	 * the write too, or it would take over the role with stale bytes. */
+	struct member *copy = array_replacement_target(a, role, req->data_off_bytes,
+	                                               req->len_bytes);
+	if (!copy)
+		return;
+	io->reqs[io->nr] = *req;
+	io->reqs[io->nr].member = copy;
+	io->to_replacement[io->nr] = true;
 	io->roles[io->nr++] = role;
 }
 

@@ -119,6 +119,15 @@ grep -q "(R)" "$dir/mnt/.raidfuse/status" || fail "status does not show the repl
 grep -q '"degraded":0' <("$RAIDFUSE" status --json "$dir/mnt") || fail "degraded during a replace"
 dd if=/dev/urandom of=late bs=1M count=2 status=none
 dd if=late of="$dir/mnt/volume.img" bs=1M seek=50 conv=notrunc,fsync status=none || fail "write during replace"
+# And one behind the copy: the first rows are copied by now, so this write
+# must reach the replacement as well as the member it replaces.
+sleep 1
+copied=$(cut -d' ' -f1 "$dir/mnt/.raidfuse/sync_completed")
+[ "${copied:-0}" -gt 4096 ] 2>/dev/null || fail "copy not past the first rows after 1 s: '$copied'"
+dd if=/dev/urandom of=behind bs=1M count=1 status=none
+dd if=behind of="$dir/mnt/volume.img" bs=1M seek=0 conv=notrunc,fsync status=none ||
+	fail "write behind the copy"
+dd if=behind of=ref bs=1M seek=0 conv=notrunc status=none
 wait_idle "$dir/mnt"
 grep -q "copy replaced .*m0, which is now faulty" "$dir/mnt/.raidfuse/log" ||
 	fail "no replace in the log: $(cat "$dir/mnt/.raidfuse/log")"

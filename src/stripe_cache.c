@@ -28,6 +28,9 @@
 #include "stripe_row.h"
 
 #define CACHE_MIN_ROWS 4
+/* With the cache off, rows are only a request's working space: enough of
+ * them for every request in flight, none kept. */
+#define CACHE_UNCACHED_ROWS 64
 #define CACHE_FLUSHER_TICK_MS 50
 /* Flushers run rows in parallel: a row's flush mostly waits on member
  * reads (read-modify-write), so several in flight turn a stream of small
@@ -87,6 +90,13 @@ static uint64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* With the cache off, a row lives for one request: nothing stays dirty
+ * and nothing read is kept. */
+static bool cache_retains(const struct stripe_cache *c)
+{
+	return c->a->tuning.cache_bytes > 0;
 }
 
 /* ---- intrusive lists ------------------------------------------------- */
@@ -181,7 +191,9 @@ static int entry_get_locked(struct stripe_cache *c, uint64_t row, bool may_wait,
 			*out = e;
 			return 0;
 		}
-		if (c->nr_entries < c->max_entries) {
+		/* With the cache off, reuse a row before making one more. */
+		e = cache_retains(c) ? NULL : find_victim(c);
+		if (!e && c->nr_entries < c->max_entries) {
 			e = calloc(1, sizeof(*e));
 			if (!e)
 				return -ENOMEM;
@@ -193,7 +205,8 @@ static int entry_get_locked(struct stripe_cache *c, uint64_t row, bool may_wait,
 			pthread_mutex_init(&e->lock, NULL);
 			c->nr_entries++;
 		} else {
-			e = find_victim(c);
+			if (!e)
+				e = find_victim(c);
 			if (!e) {
 				if (!may_wait)
 					return -EBUSY;
@@ -320,13 +333,6 @@ static bool row_fully_dirty(const struct stripe_row *r)
 	return r->nr_dirty == r->nr_columns * (uint32_t)r->lay.nr_data;
 }
 
-/* With the cache off, a row lives for one request: nothing stays dirty
- * and nothing read is kept. */
-static bool cache_retains(const struct stripe_cache *c)
-{
-	return c->a->tuning.cache_bytes > 0;
-}
-
 /* ---- the flusher and read-ahead threads ------------------------------ */
 
 /* The oldest dirty row no other thread is flushing. Caller holds c->lock. */
@@ -449,6 +455,8 @@ int stripe_cache_create(struct raid_array *a, struct stripe_cache **out)
 	c->max_entries = (size_t)(a->tuning.cache_bytes / row_bytes);
 	if (c->max_entries < CACHE_MIN_ROWS)
 		c->max_entries = CACHE_MIN_ROWS;
+	if (a->tuning.cache_bytes == 0)
+		c->max_entries = CACHE_UNCACHED_ROWS;
 	c->nr_buckets = 64;
 	while (c->nr_buckets < c->max_entries * 2)
 		c->nr_buckets *= 2;

@@ -562,9 +562,22 @@ int stripe_row_read(struct raid_array *a, struct stripe_row *r, int k, uint64_t 
 	return 0;
 }
 
+static bool row_all_invalid(const struct stripe_row *r)
+{
+	for (int k = 0; k < r->lay.nr_data; k++)
+		for (uint32_t c = 0; c < r->nr_columns; c++)
+			if (r->state[k][c] != COLUMN_INVALID)
+				return false;
+	return true;
+}
+
 int stripe_row_load_all(struct raid_array *a, struct stripe_row *r)
 {
 	suspects_clear();
+	/* A row with nothing in memory (read-ahead, scrub) is one band: its
+	 * chunks are read in one batch, from all members at once. */
+	if (row_all_invalid(r) && stripe_row_all_present(a, r))
+		return band_load_retry(a, r, 0, r->nr_columns, -1, true);
 	for (int k = 0; k < r->lay.nr_data; k++) {
 		int rc = role_present(a, r->lay.data_role[k]) ?
 		                 row_load_range(a, r, k, 0, r->nr_columns) :

@@ -581,34 +581,24 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 		pthread_mutex_lock(&e->lock);
 		if (piece == row_bytes && stripe_row_all_present(a, &e->r)) {
 			rc = entry_write_whole_held(c, e, src);
-			e->read_ahead = false;
-			if (!cache_retains(c))
-				stripe_row_reset(&e->r, a, row);
-			pthread_mutex_unlock(&e->lock);
-			entry_put(c, e);
-			if (rc < 0)
-				return rc;
-			src += piece;
-			off += piece;
-			len -= piece;
-			continue;
-		}
-		for (uint64_t pos = in_row; pos < in_row + piece && rc == 0;) {
-			int k = (int)(pos / chunk);
-			uint64_t lo = pos % chunk;
-			uint64_t hi = in_row + piece - (uint64_t)k * chunk;
-			if (hi > chunk)
-				hi = chunk;
-			rc = stripe_row_write(a, &e->r, k, lo, hi, src + (pos - in_row));
-			pos = (uint64_t)k * chunk + hi;
+		} else {
+			for (uint64_t pos = in_row; pos < in_row + piece && rc == 0;) {
+				int k = (int)(pos / chunk);
+				uint64_t lo = pos % chunk;
+				uint64_t hi = in_row + piece - (uint64_t)k * chunk;
+				if (hi > chunk)
+					hi = chunk;
+				rc = stripe_row_write(a, &e->r, k, lo, hi, src + (pos - in_row));
+				pos = (uint64_t)k * chunk + hi;
+			}
+			/* Write-through: the request returns only once the row
+			 * is on the members. A row this request completed goes
+			 * out now too: it needs no reads, so waiting would only
+			 * hold a cache slot (md also starts full stripes at once). */
+			if (rc == 0 && (!a->tuning.write_back || row_fully_dirty(&e->r)))
+				rc = entry_flush_held(c, e);
 		}
 		e->read_ahead = false;
-		/* Write-through: the request returns only once the row is on
-		 * the members. A row this request completed goes out now too:
-		 * it needs no reads, so waiting would only hold a cache slot
-		 * (md also starts full stripes at once). */
-		if (rc == 0 && (!a->tuning.write_back || row_fully_dirty(&e->r)))
-			rc = entry_flush_held(c, e);
 		if (!cache_retains(c))
 			stripe_row_reset(&e->r, a, row);
 		pthread_mutex_unlock(&e->lock);

@@ -115,7 +115,14 @@ rf_mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/spare" "$dir/mnt"
 echo 20000 >"$dir/mnt/.raidfuse/sync_speed_max"
 truncate -s 48M "$dir/copy"
 "$RAIDFUSE" replace "$dir/mnt" "$dir/m0" "$dir/copy" || fail "replace"
-grep -q "(R)" "$dir/mnt/.raidfuse/status" || fail "status does not show the replacement"
+# The copy starts in the sync thread, a moment after replace returns (as
+# md's want_replacement does); give it up to 5 s to show.
+shown=0
+for _ in $(seq 50); do
+	grep -q "(R)" "$dir/mnt/.raidfuse/status" && { shown=1; break; }
+	sleep 0.1
+done
+[ $shown = 1 ] || fail "status does not show the replacement: $(cat "$dir/mnt/.raidfuse/status")"
 grep -q '"degraded":0' <("$RAIDFUSE" status --json "$dir/mnt") || fail "degraded during a replace"
 dd if=/dev/urandom of=late bs=1M count=2 status=none
 dd if=late of="$dir/mnt/volume.img" bs=1M seek=50 conv=notrunc,fsync status=none || fail "write during replace"

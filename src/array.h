@@ -218,6 +218,7 @@ struct array_create_opts {
 	const char *name;
 	uint64_t member_file_bytes;   /* --size; 0 = use the existing file size */
 	bool no_bitmap;               /* --bitmap none */
+	uint64_t bitmap_chunk_bytes;  /* --bitmap-chunk; 0 = mdadm's default */
 	bool force;                   /* overwrite members that hold md superblocks */
 };
 int array_create(const char *const *paths, int nr_paths, const struct array_create_opts *opts,

@@ -283,7 +283,15 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 	if (ops->bitmap_capable && !opts->no_bitmap) {
 		sb.feature_map |= MD_FEATURE_BITMAP_OFFSET;
 		sb.bitmap_offset = BITMAP_OFFSET_SECTORS;
-		bitmap_chunk = bitmap_pick_chunk(geo.dev_bytes, geo.chunk_bytes);
+		rc = bitmap_pick_chunk(geo.dev_bytes, opts->bitmap_chunk_bytes, &bitmap_chunk, err,
+		                       errlen);
+		if (rc < 0)
+			goto out;
+	} else if (opts->bitmap_chunk_bytes) {
+		rc = errmsg_fail(-EINVAL, err, errlen, "--bitmap-chunk given, but %s",
+		                 opts->no_bitmap ? "--bitmap none asks for no bitmap"
+		                                 : "this level has no write-intent bitmap");
+		goto out;
 	}
 	rc = create_make_new(members, created, to_create, paths, nr_paths, opts, err, errlen);
 	if (rc < 0)

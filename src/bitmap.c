@@ -1,9 +1,15 @@
 /* bitmap.c - see bitmap.h.
  *
  * In memory each bit has a count of writes in flight and the time of the
- * last one. The on-disk bits are rewritten whole (they are small: at most
- * 8192 bits, one KiB) on every member, followed by fdatasync, whenever a
- * bit goes from clear to set; clearing is batched by bitmap_clear_idle.
+ * last one. The on-disk bits are rewritten whole (a few sectors) on every
+ * member, durably, whenever a bit goes from clear to set; clearing is
+ * batched by bitmap_clear_idle.
+ *
+ * One store runs at a time, so the members never see an older picture
+ * after a newer one. Writers that set bits while a store is running wait
+ * for the next one, which carries all their bits at once (md's bitmap
+ * unplug batches the same way): a burst of writes into idle regions costs
+ * two stores, not one per region.
  */
 #include "config.h"
 
@@ -19,8 +25,6 @@
 #include "errmsg.h"
 #include "parity.h"
 
-#define BITMAP_MAX_BITS 8192u
-#define BITMAP_MIN_CHUNK_BYTES (1024u * 1024u)
 #define BITMAP_VERSION 4u
 
 struct write_bitmap {
@@ -34,6 +38,13 @@ struct write_bitmap {
 	uint32_t *in_flight;
 	uint64_t *last_write_ms;
 	bool dirty_bits;             /* bits changed in memory, not yet stored */
+	/* Stores: generation wanted by the latest bit change, generation the
+	 * last finished store carried, and its result. */
+	pthread_cond_t store_done;
+	bool storing;
+	uint64_t gen_wanted;
+	uint64_t gen_stored;
+	int last_store_rc;
 };
 
 static uint64_t monotonic_ms(void)
@@ -43,14 +54,34 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-uint64_t bitmap_pick_chunk(uint64_t dev_bytes, uint32_t chunk_bytes)
+int bitmap_pick_chunk(uint64_t dev_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
+                      char *err, size_t errlen)
 {
-	uint64_t chunk = BITMAP_MIN_CHUNK_BYTES;
-	while (chunk < chunk_bytes)
-		chunk *= 2;
+	uint64_t chunk = wanted_bytes ? wanted_bytes : BITMAP_DEFAULT_CHUNK_BYTES;
+
+	if (wanted_bytes) {
+		if (wanted_bytes < BITMAP_MIN_CHUNK_BYTES || (wanted_bytes & (wanted_bytes - 1)))
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "bitmap chunk of %" PRIu64 " bytes: it must be a power of "
+			                   "two of at least 4K",
+			                   wanted_bytes);
+		uint64_t nr_bits = (dev_bytes + chunk - 1) / chunk;
+		if (nr_bits > BITMAP_MAX_BITS) {
+			uint64_t least = chunk;
+			while ((dev_bytes + least - 1) / least > BITMAP_MAX_BITS)
+				least *= 2;
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "bitmap chunk of %" PRIu64 " KiB needs %" PRIu64 " bits for "
+			                   "members of %" PRIu64 " MiB, more than the %u that fit: use "
+			                   "%" PRIu64 "K or more",
+			                   chunk / 1024, nr_bits, dev_bytes >> 20, BITMAP_MAX_BITS,
+			                   least / 1024);
+		}
+	}
 	while ((dev_bytes + chunk - 1) / chunk > BITMAP_MAX_BITS)
 		chunk *= 2;
-	return chunk;
+	*chunk_bytes = chunk;
+	return 0;
 }
 
 static uint64_t bitmap_sb_abs_off(const struct md_super *sb)
@@ -89,6 +120,7 @@ void bitmap_free(struct write_bitmap *b)
 	if (!b)
 		return;
 	pthread_mutex_destroy(&b->lock);
+	pthread_cond_destroy(&b->store_done);
 	free(b->bits);
 	free(b->in_flight);
 	free(b->last_write_ms);
@@ -114,6 +146,7 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 	if (!b)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->store_done, NULL);
 	rc = md_bitmap_super_decode(raw, sizeof(raw), &b->sb, why, sizeof(why));
 	if (rc < 0) {
 		bitmap_free(b);
@@ -205,32 +238,44 @@ uint64_t bitmap_count_set(struct write_bitmap *b)
 	return n;
 }
 
-/* Write the bitmap superblock and bits to every serving member and sync
- * them. Caller holds b->lock. */
-static int bitmap_store_locked(struct raid_array *a, struct write_bitmap *b)
+/* Write the bitmap superblock and bits as they are now to every serving
+ * member, durably. Caller holds b->lock, which is dropped during the I/O;
+ * waits for a store already running first. Returns its result. */
+static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b)
 {
-	uint8_t *buf = parity_buf_alloc(MD_BITMAP_SB_BYTES + b->bits_bytes);
+	size_t len = MD_BITMAP_SB_BYTES + b->bits_bytes;
 	int rc = 0;
 
+	while (b->storing)
+		pthread_cond_wait(&b->store_done, &b->lock);
+	uint8_t *buf = parity_buf_alloc(len);
 	if (!buf)
 		return -ENOMEM;
+	b->storing = true;
+	uint64_t gen = b->gen_wanted;
 	b->sb.events = a->events;
 	md_bitmap_super_encode(&b->sb, buf);
 	memcpy(buf + MD_BITMAP_SB_BYTES, b->bits, b->bits_bytes);
+	b->dirty_bits = false;
+	pthread_mutex_unlock(&b->lock);
+
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
 		if (!m)
 			continue;
-		int wrc = member_pwrite_abs(m, buf, MD_BITMAP_SB_BYTES + b->bits_bytes,
-		                            b->bits_abs_off - MD_BITMAP_SB_BYTES);
-		if (wrc == 0)
-			wrc = member_sync(m);
+		int wrc = member_pwrite_abs_durable(m, buf, len, b->bits_abs_off - MD_BITMAP_SB_BYTES);
 		if (wrc < 0 && rc == 0)
 			rc = wrc;
 	}
 	free(buf);
-	if (rc == 0)
-		b->dirty_bits = false;
+
+	pthread_mutex_lock(&b->lock);
+	b->storing = false;
+	b->gen_stored = gen;
+	b->last_store_rc = rc;
+	if (rc < 0)
+		b->dirty_bits = true; /* the next writer tries again */
+	pthread_cond_broadcast(&b->store_done);
 	return rc;
 }
 
@@ -240,7 +285,8 @@ int bitmap_store(struct raid_array *a)
 	if (!b || a->read_only)
 		return 0;
 	pthread_mutex_lock(&b->lock);
-	int rc = bitmap_store_locked(a, b);
+	b->gen_wanted++;
+	int rc = bitmap_store_now_locked(a, b);
 	pthread_mutex_unlock(&b->lock);
 	return rc;
 }
@@ -249,6 +295,7 @@ int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 {
 	struct write_bitmap *b = a->bitmap;
 	bool newly_set = false;
+	int rc = 0;
 
 	if (!b || len == 0)
 		return 0;
@@ -263,7 +310,19 @@ int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 			newly_set = true;
 		}
 	}
-	int rc = newly_set || b->dirty_bits ? bitmap_store_locked(a, b) : 0;
+	if (newly_set || b->dirty_bits) {
+		uint64_t want = ++b->gen_wanted;
+		/* Every store writes all bits, so any store that started after
+		 * ours were set carries them. */
+		while (b->gen_stored < want && rc == 0) {
+			if (b->storing)
+				pthread_cond_wait(&b->store_done, &b->lock);
+			else if (bitmap_store_now_locked(a, b) < 0 && b->gen_stored < want)
+				rc = -ENOMEM; /* the store could not even start */
+		}
+		if (rc == 0)
+			rc = b->last_store_rc;
+	}
 	pthread_mutex_unlock(&b->lock);
 	return rc;
 }
@@ -286,31 +345,42 @@ void bitmap_end_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 	pthread_mutex_unlock(&b->lock);
 }
 
+/* Bit i may go: set, no write in flight, and its last write ended idle_ms
+ * before `before_ms` (so that write was in the sync that preceded). */
+static bool bit_clearable(const struct write_bitmap *b, uint64_t i, uint64_t idle_ms,
+                          uint64_t before_ms)
+{
+	return bitmap_test(b, i) && b->in_flight[i] == 0 &&
+	       b->last_write_ms[i] + idle_ms <= before_ms;
+}
+
 int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms)
 {
 	struct write_bitmap *b = a->bitmap;
-	uint64_t now = monotonic_ms();
+	uint64_t sync_start_ms = monotonic_ms();
 	bool any = false;
 
 	if (!b || a->read_only || array_missing_count(a) > 0)
 		return 0;
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t i = 0; i < b->nr_bits && !any; i++)
-		any = bitmap_test(b, i) && b->in_flight[i] == 0 &&
-		      now - b->last_write_ms[i] >= idle_ms;
-	if (!any) {
-		pthread_mutex_unlock(&b->lock);
+		any = bit_clearable(b, i, idle_ms, sync_start_ms);
+	pthread_mutex_unlock(&b->lock);
+	if (!any)
 		return 0;
-	}
-	/* The data must be durable before the bits that cover it go. */
+	/* The data must be durable before the bits that cover it go. Writes
+	 * go on meanwhile: a region written since sync_start_ms keeps its
+	 * bit, which the check below sees. */
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		if (a->slot[role])
 			member_sync(a->slot[role]);
+	pthread_mutex_lock(&b->lock);
 	for (uint64_t i = 0; i < b->nr_bits; i++)
-		if (bitmap_test(b, i) && b->in_flight[i] == 0 && now - b->last_write_ms[i] >= idle_ms)
+		if (bit_clearable(b, i, idle_ms, sync_start_ms))
 			b->bits[i / 8] &= (uint8_t)~(1u << (i % 8));
 	b->sb.events_cleared = a->events;
-	int rc = bitmap_store_locked(a, b);
+	b->gen_wanted++;
+	int rc = bitmap_store_now_locked(a, b);
 	pthread_mutex_unlock(&b->lock);
 	return rc;
 }

@@ -24,9 +24,17 @@ struct write_bitmap;
 #define BITMAP_OFFSET_SECTORS 8        /* where create puts it: 4 KiB after the superblock */
 #define BITMAP_DAEMON_SLEEP_S 5        /* md's default */
 
-/* Bitmap chunk create picks for members of dev_bytes (a power of two,
- * at least 1 MiB, at least chunk_bytes, at most 8192 bits). */
-uint64_t bitmap_pick_chunk(uint64_t dev_bytes, uint32_t chunk_bytes);
+#define BITMAP_DEFAULT_CHUNK_BYTES (64ull << 20) /* mdadm's default for internal bitmaps */
+#define BITMAP_MIN_CHUNK_BYTES 4096u
+#define BITMAP_MAX_BITS 8192u                    /* what create writes: 1 KiB of bits */
+
+/* The bitmap chunk create writes for members of dev_bytes: wanted_bytes
+ * if not 0 (a power of two of at least 4 KiB whose bits fit), else
+ * mdadm's default, 64 MiB, doubled until the bits fit. Coarser chunks
+ * mean fewer bitmap updates while writing, longer resyncs after a crash.
+ * 0, or -EINVAL with err saying what is wrong. */
+int bitmap_pick_chunk(uint64_t dev_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
+                      char *err, size_t errlen);
 
 /* Write a fresh bitmap (all bits clear) to a member being created. */
 int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t dev_bytes,

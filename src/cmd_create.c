@@ -31,7 +31,10 @@ static void create_usage(FILE *out)
 	        "                         are created at this size (e.g. 256M)\n"
 	        "  -f, --force            overwrite members that already hold md superblocks\n"
 	        "  -b, --bitmap internal|none  write-intent bitmap (default internal for raid1/5/6:\n"
-	        "                         after an unclean stop only marked regions resync)\n");
+	        "                         after an unclean stop only marked regions resync)\n"
+	        "      --bitmap-chunk SIZE  bytes of each member one bitmap bit covers, a power\n"
+	        "                         of two (default 64M as in mdadm, more for members over\n"
+	        "                         512 GiB); a bare number is KiB\n");
 }
 
 int cmd_create(int argc, char **argv)
@@ -45,6 +48,7 @@ int cmd_create(int argc, char **argv)
 		{ "size", required_argument, NULL, 'z' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "bitmap", required_argument, NULL, 'b' },
+		{ "bitmap-chunk", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -104,6 +108,14 @@ int cmd_create(int argc, char **argv)
 				opts.no_bitmap = true;
 			} else if (strcmp(optarg, "internal") != 0) {
 				cli_error("create", "--bitmap '%s': use internal or none", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'B':
+			if (size_parse(optarg, 1024, &opts.bitmap_chunk_bytes) < 0 ||
+			    opts.bitmap_chunk_bytes == 0) {
+				cli_error("create", "--bitmap-chunk '%s' is not a size (e.g. 64M)",
+				          optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;

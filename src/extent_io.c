@@ -160,11 +160,14 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 			off += piece;
 			len -= piece;
 		}
-		for (int p = 0; p < nr_pieces && rc == 0; p++)
-			rc = bitmap_start_write(a, piece_dev_off[p], piece_len[p]);
+		int nr_started = 0;
+		while (nr_started < nr_pieces && rc == 0) {
+			rc = bitmap_start_write(a, piece_dev_off[nr_started], piece_len[nr_started]);
+			nr_started++; /* counted in flight even when its store failed */
+		}
 		if (rc == 0)
 			io_pool_run(a->io_pool, reqs, nr);
-		for (int p = 0; p < nr_pieces; p++)
+		for (int p = 0; p < nr_started; p++)
 			bitmap_end_write(a, piece_dev_off[p], piece_len[p]);
 		if (rc < 0)
 			return rc;

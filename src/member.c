@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <linux/fs.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "errmsg.h"
@@ -211,6 +213,49 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 		return rc;
 	}
 	return member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+}
+
+/* Set once a kernel or file system has refused RWF_DSYNC. */
+static atomic_bool rwf_dsync_unsupported;
+
+int member_pwrite_abs_durable(struct member *m, const void *buf, size_t len_bytes,
+                              uint64_t off_bytes)
+{
+	const char *cursor = buf;
+
+	if (m->read_only)
+		return -EROFS;
+	if (m->fault && m->fault->vanished)
+		return -EIO;
+	/* RWF_DSYNC syncs just this range (and what the file system needs to
+	 * find it); fdatasync would first write out every dirty page of a
+	 * member file, which under random writes is most of the cache. */
+	while (len_bytes > 0 && !atomic_load(&rwf_dsync_unsupported)) {
+		struct iovec iov = { .iov_base = (void *)cursor, .iov_len = len_bytes };
+		ssize_t put = pwritev2(m->fd, &iov, 1, (off_t)off_bytes, RWF_DSYNC);
+		if (put < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EOPNOTSUPP || errno == ENOSYS) {
+				atomic_store(&rwf_dsync_unsupported, true);
+				break;
+			}
+			atomic_fetch_add(&m->write_errors, 1);
+			return -errno;
+		}
+		if (put == 0) {
+			atomic_fetch_add(&m->write_errors, 1);
+			return -EIO;
+		}
+		atomic_fetch_add(&m->bytes_written, (uint64_t)put);
+		cursor += put;
+		len_bytes -= (size_t)put;
+		off_bytes += (uint64_t)put;
+	}
+	if (len_bytes == 0)
+		return 0;
+	int rc = member_pwrite_abs(m, cursor, len_bytes, off_bytes);
+	return rc < 0 ? rc : member_sync(m);
 }
 
 int member_sync(struct member *m)

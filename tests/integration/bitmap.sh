@@ -19,8 +19,19 @@ bitmap_field() { # MEMBER FIELD -> value text after "FIELD :"
 }
 dirty_bits() { bitmap_field "$1" Bitmap | sed -n 's/.*chunks), \([0-9]*\) dirty.*/\1/p'; }
 
-"$RAIDFUSE" create --level 5 --raid-devices 4 --chunk 64K --size 200M m0 m1 m2 m3 >/dev/null ||
-	fail "create"
+# mdadm's default bitmap chunk first (64 MiB: 4 bits for 199 MiB members).
+"$RAIDFUSE" create --level 5 --raid-devices 4 --chunk 64K --size 200M d0 d1 d2 d3 >/dev/null ||
+	fail "create with the default bitmap chunk"
+chunk=$(bitmap_field d0 Chunksize)
+[ "$chunk" = "64 MB" ] || fail "default bitmap chunk is '$chunk', expected mdadm's 64 MB"
+bitmap_field d0 Bitmap | grep -q "^4 bits (chunks)" ||
+	fail "default bitmap: $(bitmap_field d0 Bitmap), expected 4 bits"
+rm -f d0 d1 d2 d3
+log "ok: the default bitmap chunk is mdadm's 64 MB"
+
+# The rest with 1 MiB regions, to see single regions set and cleared.
+"$RAIDFUSE" create --level 5 --raid-devices 4 --chunk 64K --size 200M --bitmap-chunk 1M \
+	m0 m1 m2 m3 >/dev/null || fail "create --bitmap-chunk 1M"
 mdadm --examine m0 | grep -q "Internal Bitmap : 8 sectors from superblock" ||
 	fail "mdadm --examine does not show the internal bitmap"
 [ "$(bitmap_field m0 Magic)" = 6d746962 ] || fail "mdadm -X: no bitmap magic"

@@ -227,6 +227,19 @@ refuse "create --raid-devices 4 with 3 members" \
 EXPECT=("raid-devices")
 refuse "create --raid-devices 2 with 3 members" \
 	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("bitmap chunk" "power of two")
+refuse "create --bitmap-chunk 3M" \
+	"$RAIDFUSE" create --level 5 --raid-devices 3 --bitmap-chunk 3M --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("bitmap chunk" "at least 4K")
+refuse "create --bitmap-chunk 2K" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --bitmap-chunk 2K --size 4M "$N-0" "$P0"
+EXPECT=("bitmap-chunk" "bitmap none")
+refuse "create --bitmap-chunk with --bitmap none" \
+	"$RAIDFUSE" create --level 5 --raid-devices 3 --bitmap none --bitmap-chunk 64M --size 4M \
+	"$N-0" "$N-1" "$P0"
+EXPECT=("bitmap-chunk" "no write-intent bitmap")
+refuse "create raid0 --bitmap-chunk 1M" \
+	"$RAIDFUSE" create --level 0 --raid-devices 2 --bitmap-chunk 1M --size 4M "$N-0" "$P1"
 EXPECT=("unknown" "7")
 refuse "create --level 7" \
 	"$RAIDFUSE" create --level 7 --raid-devices 3 --size 4M "$N-0" "$N-1" "$P0"

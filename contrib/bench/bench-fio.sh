@@ -56,6 +56,10 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 prog=$(basename "$0")
+# die, progress, cpu_ticks, sys_ticks, wait_for_idle, drop_caches (which
+# read $log, $drop and $wait_idle when called).
+# shellcheck source=contrib/bench/lib-kit.sh
+. "$top/contrib/bench/lib-kit.sh"
 
 usage() {
 	cat <<EOF
@@ -113,7 +117,6 @@ note=
 repeat=1
 buffered=0
 
-die() { echo "$prog: error: $*" >&2; exit 1; }
 need_arg() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs an argument"; }
 
 while [ $# -gt 0 ]; do
@@ -222,7 +225,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 t0=$SECONDS
-progress() { printf '[%3d:%02d] %s\n' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) "$*" >&2; echo "$*" >>"$log"; }
 
 # Work dir space: the largest config holds about 2x the region (RAID1 of 2,
 # RAID10 of 4), plus the plain file.
@@ -231,18 +233,6 @@ avail_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
 	die "work dir $work has ${avail_mib} MiB free, needs about $((vol_mib * 4)) MiB for --size ${vol_mib}M"
 
 # -------------------------------------------------------------- measuring
-clk_tck=$(getconf CLK_TCK)
-# CPU seconds (utime+stime, all threads) of process $1, in ticks.
-proc_ticks() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
-	s=${s##*) }   # fields from 3 on (comm may hold spaces)
-	# shellcheck disable=SC2086 # split into fields on purpose
-	set -- $s
-	echo $((${12} + ${13}))
-}
-# Busy CPU ticks of the whole machine.
-sys_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 # Member bytes read and written, summed, from a raidfuse status file.
 member_bytes() {
 	awk '/^member / { for (i = 1; i <= NF; i++) {
@@ -250,26 +240,6 @@ member_bytes() {
 		if ($i ~ /^written_bytes=/) { sub(/.*=/, "", $i); w += $i } } }
 	     END { printf "%.0f %.0f\n", r, w }' "$1" 2>/dev/null || echo "0 0"
 }
-# Wait up to --wait-idle seconds for a 1 s sample with under 5% of a CPU busy.
-wait_for_idle() {
-	[ "$wait_idle" -gt 0 ] || return 0
-	local end=$((SECONDS + wait_idle)) a b said=0
-	while :; do
-		a=$(sys_ticks); sleep 1; b=$(sys_ticks)
-		[ $((b - a)) -lt $((clk_tck / 20 + 1)) ] && return 0
-		if [ $SECONDS -ge $end ]; then
-			progress "  machine still busy ($((100 * (b - a) / clk_tck))% of a CPU) after ${wait_idle} s; going on"
-			return 0
-		fi
-		[ $said = 1 ] || progress "  waiting for the machine to be idle ($((100 * (b - a) / clk_tck))% of a CPU busy)"
-		said=1
-	done
-}
-drop_caches() {
-	sync
-	if [ $drop = 1 ]; then echo 3 >/proc/sys/vm/drop_caches; fi
-}
-
 # Job table: name rw bs iodepth metric
 job_spec() {
 	case $1 in
@@ -344,7 +314,7 @@ run_job_once() {
 	wait_for_idle
 	local load c0 s0 m0 c1 s1 m1 frc=0
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	c0=$( [ -n "$dpid" ] && proc_ticks "$dpid" || echo 0 )
+	c0=$( [ -n "$dpid" ] && cpu_ticks "$dpid" || echo 0 )
 	m0=$( [ -n "$status" ] && member_bytes "$status" || echo "0 0" )
 	s0=$(sys_ticks)
 	local w0=$EPOCHREALTIME
@@ -356,7 +326,7 @@ run_job_once() {
 	sync "$file" 2>>"$raw.err" || true
 	s1=$(sys_ticks)
 	local w1=$EPOCHREALTIME
-	c1=$( [ -n "$dpid" ] && proc_ticks "$dpid" || echo 0 )
+	c1=$( [ -n "$dpid" ] && cpu_ticks "$dpid" || echo 0 )
 	m1=$( [ -n "$status" ] && member_bytes "$status" || echo "0 0" )
 	[ -n "$status" ] && cp "$status" "$raw.status" 2>/dev/null || true
 

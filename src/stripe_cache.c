@@ -23,6 +23,7 @@
 
 #include "array.h"
 #include "bitmap.h"
+#include "io_pool.h"
 #include "stripe_cache.h"
 #include "stripe_io.h"
 #include "stripe_row.h"
@@ -36,6 +37,9 @@
  * reads (read-modify-write), so several in flight turn a stream of small
  * synchronous writes into overlapping background work. */
 #define CACHE_FLUSHER_THREADS 8
+/* Direct reads gathered before they are issued together: a 1 MiB
+ * request of 64 KiB chunks is 16. */
+#define CACHE_DIRECT_READS 32
 
 struct cache_entry {
 	struct stripe_row r;
@@ -519,47 +523,111 @@ static uint64_t cache_row_bytes(const struct raid_array *a)
 	return (uint64_t)a->geo.chunk_bytes * (uint64_t)(a->geo.raid_disks - a->ops->max_parity);
 }
 
+/* One piece (within chunk k of a row) through a cached row. */
+static int read_piece_cached(struct stripe_cache *c, uint64_t row, int k, uint64_t lo,
+                             size_t piece, char *dst)
+{
+	struct raid_array *a = c->a;
+	struct cache_entry *e;
+	bool was_cached = false;
+
+	pthread_mutex_lock(&c->lock);
+	int rc = entry_get_locked(c, row, true, &e);
+	pthread_mutex_unlock(&c->lock);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&e->lock);
+	rc = stripe_row_read(a, &e->r, k, lo, lo + piece, dst, &was_cached);
+	bool ra_hit = was_cached && e->read_ahead;
+	e->read_ahead = false;
+	if (!cache_retains(c) && !e->r.nr_dirty)
+		stripe_row_reset(&e->r, a, row);
+	pthread_mutex_unlock(&e->lock);
+	entry_put(c, e);
+	if (rc < 0)
+		return rc;
+	atomic_fetch_add(was_cached ? &c->counters.hits : &c->counters.misses, 1);
+	if (ra_hit)
+		atomic_fetch_add(&c->counters.readahead_hits, 1);
+	return 0;
+}
+
+/* Pieces of rows the cache does not hold, read from the members straight
+ * into the request, all members at once; what they cannot serve goes
+ * through a row. */
+struct direct_reads {
+	struct io_req reqs[CACHE_DIRECT_READS];
+	uint64_t row[CACHE_DIRECT_READS];
+	int k[CACHE_DIRECT_READS];
+	uint64_t lo[CACHE_DIRECT_READS];
+	int nr;
+};
+
+static int direct_reads_run(struct stripe_cache *c, struct direct_reads *d)
+{
+	int nr = d->nr, rc = 0;
+
+	d->nr = 0;
+	if (nr == 0)
+		return 0;
+	io_pool_run(nr > 1 ? c->a->io_pool : NULL, d->reqs, nr);
+	for (int i = 0; i < nr && rc == 0; i++) {
+		struct io_req *req = &d->reqs[i];
+		if (req->result == 0) {
+			atomic_fetch_add(&c->counters.direct_reads, 1);
+			continue;
+		}
+		/* The row path retries, rebuilds from parity and rewrites the
+		 * bad range, or fails the member (md's read-error handling). */
+		rc = read_piece_cached(c, d->row[i], d->k[i], d->lo[i], req->len_bytes, req->buf);
+	}
+	return rc;
+}
+
 int stripe_cache_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 {
 	struct stripe_cache *c = a->cache;
 	uint64_t chunk = a->geo.chunk_bytes, row_bytes = cache_row_bytes(a);
 	uint64_t nr_rows = a->geo.array_bytes / row_bytes;
+	struct direct_reads direct;
 	char *dst = buf;
+	int rc = 0;
 
+	direct.nr = 0;
 	pthread_mutex_lock(&c->lock);
 	readahead_note_locked(c, off, len, (off + len - 1) / row_bytes, nr_rows);
 	pthread_mutex_unlock(&c->lock);
-	while (len > 0) {
+	while (len > 0 && rc == 0) {
 		uint64_t row = off / row_bytes, in_row = off % row_bytes;
 		int k = (int)(in_row / chunk);
 		uint64_t lo = in_row % chunk;
 		size_t piece = chunk - lo < len ? (size_t)(chunk - lo) : len;
-		struct cache_entry *e;
-		bool was_cached = false;
 
+		/* A row the cache does not hold has nothing newer than the
+		 * members (rows leave the cache only clean), so its bytes come
+		 * straight from them, as md's chunk-aligned reads bypass its
+		 * stripe cache: no copy through a row, no row evicted for it.
+		 * A write that brings the row in meanwhile overlaps this read,
+		 * and no block device orders the two. */
 		pthread_mutex_lock(&c->lock);
-		int rc = entry_get_locked(c, row, true, &e);
+		bool cached = table_find(c, row) != NULL;
 		pthread_mutex_unlock(&c->lock);
-		if (rc < 0)
-			return rc;
-		pthread_mutex_lock(&e->lock);
-		rc = stripe_row_read(a, &e->r, k, lo, lo + piece, dst, &was_cached);
-		bool ra_hit = was_cached && e->read_ahead;
-		e->read_ahead = false;
-		if (!cache_retains(c) && !e->r.nr_dirty)
-			stripe_row_reset(&e->r, a, row);
-		pthread_mutex_unlock(&e->lock);
-		entry_put(c, e);
-		if (rc < 0)
-			return rc;
-		atomic_fetch_add(was_cached ? &c->counters.hits : &c->counters.misses, 1);
-		if (ra_hit)
-			atomic_fetch_add(&c->counters.readahead_hits, 1);
+		if (!cached && stripe_row_direct_read_req(a, row, k, lo, lo + piece, dst,
+		                                          &direct.reqs[direct.nr])) {
+			direct.row[direct.nr] = row;
+			direct.k[direct.nr] = k;
+			direct.lo[direct.nr] = lo;
+			if (++direct.nr == CACHE_DIRECT_READS)
+				rc = direct_reads_run(c, &direct);
+		} else {
+			rc = read_piece_cached(c, row, k, lo, piece, dst);
+		}
 		dst += piece;
 		off += piece;
 		len -= piece;
 	}
-	return 0;
+	int drc = direct_reads_run(c, &direct);
+	return rc < 0 ? rc : drc;
 }
 
 int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
@@ -677,7 +745,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	int w = snprintf(buf, len,
 	                 "cache_mode: %s\ncache_size_mib: %" PRIu64 "\ncache_rows: %zu of %zu\n"
 	                 "cache_dirty_rows: %zu\ncache_hits: %" PRIu64 "\ncache_misses: %" PRIu64
-	                 "\nrows_flushed: %" PRIu64 "\nfull_row_writes: %" PRIu64
+	                 "\ndirect_reads: %" PRIu64 "\nrows_flushed: %" PRIu64 "\nfull_row_writes: %" PRIu64
 	                 "\ndirect_row_writes: %" PRIu64
 	                 "\nrmw_writes: %" PRIu64 "\nrcw_writes: %" PRIu64
 	                 "\ndegraded_writes: %" PRIu64 "\nreadahead_rows: %" PRIu64
@@ -685,6 +753,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 a->tuning.write_back ? "write-back" : "write-through",
 	                 a->tuning.cache_bytes >> 20, rows, c->max_entries, dirty,
 	                 (uint64_t)atomic_load(&n->hits), (uint64_t)atomic_load(&n->misses),
+	                 (uint64_t)atomic_load(&n->direct_reads),
 	                 (uint64_t)atomic_load(&n->rows_flushed),
 	                 (uint64_t)atomic_load(&n->full_row_writes),
 	                 (uint64_t)atomic_load(&n->direct_rows),

@@ -17,7 +17,10 @@ struct stripe_cache;
 
 struct stripe_cache_counters {
 	atomic_uint_fast64_t hits;            /* read pieces served from memory */
-	atomic_uint_fast64_t misses;          /* read pieces that went to the members */
+	atomic_uint_fast64_t misses;          /* read pieces loaded into a row */
+	atomic_uint_fast64_t direct_reads;    /* read pieces of rows not cached, read
+	                                       * from the members straight into the
+	                                       * request */
 	atomic_uint_fast64_t rows_flushed;
 	atomic_uint_fast64_t full_row_writes; /* bands flushed with no reads */
 	atomic_uint_fast64_t direct_rows;     /* whole rows written from the request */

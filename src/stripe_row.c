@@ -572,6 +572,24 @@ int stripe_row_read(struct raid_array *a, struct stripe_row *r, int k, uint64_t 
 	return 0;
 }
 
+bool stripe_row_direct_read_req(struct raid_array *a, uint64_t row, int k, uint64_t lo,
+                                uint64_t hi, void *dst, struct io_req *req)
+{
+	struct row_layout lay;
+
+	a->ops->row_layout(&a->geo, row, &lay);
+	int role = lay.data_role[k];
+	struct member *m = role >= 0 ? a->slot[role] : NULL;
+	if (!m)
+		return false;
+	memset(req, 0, sizeof(*req));
+	req->member = m;
+	req->buf = dst;
+	req->len_bytes = (size_t)(hi - lo);
+	req->data_off_bytes = lay.member_off_bytes + lo;
+	return true;
+}
+
 static bool row_all_invalid(const struct stripe_row *r)
 {
 	for (int k = 0; k < r->lay.nr_data; k++)

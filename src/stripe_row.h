@@ -61,6 +61,12 @@ int stripe_row_write(struct raid_array *a, struct stripe_row *r, int k, uint64_t
  * what is not in memory. *was_cached tells whether all of it already was. */
 int stripe_row_read(struct raid_array *a, struct stripe_row *r, int k, uint64_t lo,
                     uint64_t hi, void *dst, bool *was_cached);
+/* The member read of bytes [lo, hi) of chunk k of row `row` straight into
+ * dst, with no row in memory (md's chunk-aligned read). False when chunk
+ * k's member is missing: only a row can rebuild it. */
+struct io_req;
+bool stripe_row_direct_read_req(struct raid_array *a, uint64_t row, int k, uint64_t lo,
+                                uint64_t hi, void *dst, struct io_req *req);
 /* Load every invalid column of every chunk (read-ahead, full-row reads). */
 int stripe_row_load_all(struct raid_array *a, struct stripe_row *r);
 /* With every column in memory and clean, compute P (and Q) and write

@@ -132,6 +132,13 @@ setup_array() {
 	umnt
 	mnt_ok "raid$level: remount" -r "${MEMBERS[@]}"
 	volume_is "$DIR/model" "raid$level: after writing 20 MiB and remounting"
+	if [ "$level" = 5 ] || [ "$level" = 6 ]; then
+		# Rows not in the stripe cache are read straight from the members.
+		local direct
+		direct=$(sed -n 's/^direct_reads: //p' "$MNT/.raidfuse/status")
+		[ "${direct:-0}" -gt 0 ] ||
+			fail "raid$level: no read bypassed the stripe cache (direct_reads '$direct')"
+	fi
 	umnt
 	for r in "${!MEMBERS[@]}"; do
 		[ "$(ex_field "${MEMBERS[r]}" State)" = clean ] ||

@@ -1,10 +1,13 @@
 /* io_pool.c - see io_pool.h.
  *
- * One shared FIFO of requests. io_pool_run queues all but the first
- * request of its batch, does the first itself, then keeps taking requests
- * from the queue (its own or other batches') until its batch is complete:
- * with few cores a caller that only waited would waste a thread switch per
- * request, and a caller that helps never deadlocks on a busy pool.
+ * One shared FIFO of requests. io_pool_run first does every read it can
+ * without waiting (RWF_NOWAIT: the bytes are in the page cache), which
+ * costs less than a thread switch; the rest, reads that wait on the device
+ * and writes, it queues but for one, does that one itself, then keeps
+ * taking requests from the queue (its own or other batches') until its
+ * batch is complete: with few cores a caller that only waited would waste
+ * a thread switch per request, and a caller that helps never deadlocks on
+ * a busy pool.
  */
 #include "config.h"
 
@@ -123,7 +126,8 @@ void io_pool_destroy(struct io_pool *pool)
 
 int io_pool_run(struct io_pool *pool, struct io_req *reqs, int nr_reqs)
 {
-	struct io_batch batch = { .pending = nr_reqs };
+	struct io_batch batch = { .pending = 0 };
+	struct io_req *first = NULL;
 	int failed = 0;
 
 	if (nr_reqs <= 0)
@@ -135,25 +139,46 @@ int io_pool_run(struct io_pool *pool, struct io_req *reqs, int nr_reqs)
 		}
 		return failed;
 	}
+	for (int i = 0; i < nr_reqs; i++) {
+		struct io_req *req = &reqs[i];
+		if (!req->is_write && member_read_nowait(req->member, req->buf, req->len_bytes,
+		                                         req->data_off_bytes) == 0) {
+			req->result = 0;
+			req->batch = NULL;
+			continue;
+		}
+		req->batch = &batch;
+		req->next_queued = NULL;
+		batch.pending++;
+	}
+	if (batch.pending == 0)
+		return 0;
 	pthread_cond_init(&batch.done, NULL);
 	pthread_mutex_lock(&pool->lock);
+	int nr_queued = 0;
 	for (int i = 0; i < nr_reqs; i++) {
-		reqs[i].batch = &batch;
-		reqs[i].next_queued = NULL;
-		if (i == 0)
+		struct io_req *req = &reqs[i];
+		if (req->batch != &batch)
 			continue;
+		if (!first) {
+			first = req;
+			continue;
+		}
 		if (pool->tail)
-			pool->tail->next_queued = &reqs[i];
+			pool->tail->next_queued = req;
 		else
-			pool->head = &reqs[i];
-		pool->tail = &reqs[i];
+			pool->head = req;
+		pool->tail = req;
+		nr_queued++;
 	}
-	pthread_cond_broadcast(&pool->work);
+	/* One worker per queued request; the rest sleep on. */
+	for (int i = 0; i < nr_queued && i < pool->nr_threads; i++)
+		pthread_cond_signal(&pool->work);
 	pthread_mutex_unlock(&pool->lock);
 
-	io_req_execute(&reqs[0]);
+	io_req_execute(first);
 	pthread_mutex_lock(&pool->lock);
-	io_req_complete(&reqs[0]);
+	io_req_complete(first);
 	while (batch.pending > 0) {
 		struct io_req *req = io_pool_dequeue(pool);
 		if (!req) {

@@ -353,7 +353,6 @@ static void *flusher_main(void *arg)
 	struct stripe_cache *c = arg;
 	const struct array_tuning *t = &c->a->tuning;
 
-	stripe_row_reads_inline(true);
 	pthread_mutex_lock(&c->lock);
 	while (!c->stopping) {
 		struct cache_entry *e = oldest_unpinned_dirty(c);

@@ -133,16 +133,6 @@ static void suspects_clear(void)
 
 /* ---- member I/O of a band ------------------------------------------- */
 
-/* Threads that are themselves one of many working in parallel (the
- * flushers) read members inline: handing a 4 KiB read to the pool and
- * waiting for it costs two context switches, more than the read. */
-static __thread bool reads_inline;
-
-void stripe_row_reads_inline(bool inline_reads)
-{
-	reads_inline = inline_reads;
-}
-
 struct band_io {
 	struct io_req reqs[2 * (RAID_MAX_MEMBERS + 2)];
 	int roles[2 * (RAID_MAX_MEMBERS + 2)];
@@ -193,7 +183,7 @@ static int band_io_run(struct band_io *io, struct raid_array *a)
 	 * few cores (measured: 8-20% more CPU per byte, and slower), and
 	 * concurrent requests keep the CPUs busy anyway. Reads may wait on
 	 * the disk: those go out in parallel. */
-	struct io_pool *pool = io->has_reads && !reads_inline ? a->io_pool : NULL;
+	struct io_pool *pool = io->has_reads ? a->io_pool : NULL;
 	if (io->nr == 0 || io_pool_run(pool, io->reqs, io->nr) == 0)
 		return 0;
 	for (int i = 0; i < io->nr; i++) {

@@ -43,10 +43,6 @@ struct stripe_row_stats {
 	uint64_t degraded;                    /* bands written with a member missing */
 };
 
-/* This thread reads members itself instead of through the array's I/O
- * pool (for threads that are many already, such as the flushers). */
-void stripe_row_reads_inline(bool inline_reads);
-
 /* Set up row r of array a (buffers allocated, every column invalid). */
 int stripe_row_init(struct stripe_row *r, struct raid_array *a, uint64_t row);
 /* Make it row `row` again, all invalid, reusing the buffers. */

@@ -215,26 +215,6 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 	return member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
 }
 
-/* Set once a kernel or file system has refused RWF_NOWAIT. */
-static atomic_bool rwf_nowait_unsupported;
-
-int member_read_nowait(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes)
-{
-	/* Injected faults act in member_read: leave them to it. */
-	if (m->fault || atomic_load(&rwf_nowait_unsupported))
-		return -EAGAIN;
-	struct iovec iov = { .iov_base = buf, .iov_len = len_bytes };
-	ssize_t got = preadv2(m->fd, &iov, 1, (off_t)(m->data_offset_bytes + data_off_bytes),
-	                      RWF_NOWAIT);
-	if (got == (ssize_t)len_bytes) {
-		atomic_fetch_add(&m->bytes_read, (uint64_t)got);
-		return 0;
-	}
-	if (got < 0 && (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL))
-		atomic_store(&rwf_nowait_unsupported, true);
-	return -EAGAIN;
-}
-
 /* Set once a kernel or file system has refused RWF_DSYNC. */
 static atomic_bool rwf_dsync_unsupported;
 

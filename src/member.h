@@ -83,10 +83,6 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 /* The same at an absolute byte offset of the file or device. */
 int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes);
 int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint64_t off_bytes);
-/* member_read only if it need not wait for the device (the bytes are in
- * the page cache): 0, or -EAGAIN with nothing counted, and the caller
- * reads the usual way (which also reports real errors). */
-int member_read_nowait(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes);
 /* member_pwrite_abs that returns once those bytes are on stable storage,
  * without writing out the rest of the member's dirty pages (metadata
  * that must be durable before data follows it: the write-intent bits). */

@@ -164,7 +164,11 @@ int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off
 	return 0;
 }
 
-int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint64_t off_bytes)
+/* Write the whole buffer at off_bytes, retrying short writes; rwf_flags
+ * as for pwritev2 (0, or RWF_DSYNC). -EOPNOTSUPP, counted as no error,
+ * when the kernel or file system does not take the flags. */
+static int member_pwrite_all(struct member *m, const void *buf, size_t len_bytes,
+                             uint64_t off_bytes, int rwf_flags)
 {
 	const char *cursor = buf;
 
@@ -173,10 +177,13 @@ int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint6
 	if (m->fault && m->fault->vanished)
 		return -EIO;
 	while (len_bytes > 0) {
-		ssize_t put = pwrite(m->fd, cursor, len_bytes, (off_t)off_bytes);
+		struct iovec iov = { .iov_base = (void *)cursor, .iov_len = len_bytes };
+		ssize_t put = pwritev2(m->fd, &iov, 1, (off_t)off_bytes, rwf_flags);
 		if (put < 0) {
 			if (errno == EINTR)
 				continue;
+			if (rwf_flags && (errno == EOPNOTSUPP || errno == ENOSYS))
+				return -EOPNOTSUPP;
 			atomic_fetch_add(&m->write_errors, 1);
 			return -errno;
 		}
@@ -190,6 +197,11 @@ int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint6
 		off_bytes += (uint64_t)put;
 	}
 	return 0;
+}
+
+int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint64_t off_bytes)
+{
+	return member_pwrite_all(m, buf, len_bytes, off_bytes, 0);
 }
 
 int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes)
@@ -221,40 +233,16 @@ static atomic_bool rwf_dsync_unsupported;
 int member_pwrite_abs_durable(struct member *m, const void *buf, size_t len_bytes,
                               uint64_t off_bytes)
 {
-	const char *cursor = buf;
-
-	if (m->read_only)
-		return -EROFS;
-	if (m->fault && m->fault->vanished)
-		return -EIO;
 	/* RWF_DSYNC syncs just this range (and what the file system needs to
 	 * find it); fdatasync would first write out every dirty page of a
 	 * member file, which under random writes is most of the cache. */
-	while (len_bytes > 0 && !atomic_load(&rwf_dsync_unsupported)) {
-		struct iovec iov = { .iov_base = (void *)cursor, .iov_len = len_bytes };
-		ssize_t put = pwritev2(m->fd, &iov, 1, (off_t)off_bytes, RWF_DSYNC);
-		if (put < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EOPNOTSUPP || errno == ENOSYS) {
-				atomic_store(&rwf_dsync_unsupported, true);
-				break;
-			}
-			atomic_fetch_add(&m->write_errors, 1);
-			return -errno;
-		}
-		if (put == 0) {
-			atomic_fetch_add(&m->write_errors, 1);
-			return -EIO;
-		}
-		atomic_fetch_add(&m->bytes_written, (uint64_t)put);
-		cursor += put;
-		len_bytes -= (size_t)put;
-		off_bytes += (uint64_t)put;
+	if (!atomic_load(&rwf_dsync_unsupported)) {
+		int rc = member_pwrite_all(m, buf, len_bytes, off_bytes, RWF_DSYNC);
+		if (rc != -EOPNOTSUPP)
+			return rc;
+		atomic_store(&rwf_dsync_unsupported, true);
 	}
-	if (len_bytes == 0)
-		return 0;
-	int rc = member_pwrite_abs(m, cursor, len_bytes, off_bytes);
+	int rc = member_pwrite_abs(m, buf, len_bytes, off_bytes);
 	return rc < 0 ? rc : member_sync(m);
 }
 

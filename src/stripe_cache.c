@@ -277,6 +277,17 @@ static void entry_put(struct stripe_cache *c, struct cache_entry *e)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The entry of `row`, pinned and with its contents lock held. */
+static int entry_acquire(struct stripe_cache *c, uint64_t row, struct cache_entry **out)
+{
+	pthread_mutex_lock(&c->lock);
+	int rc = entry_get_locked(c, row, true, out);
+	pthread_mutex_unlock(&c->lock);
+	if (rc == 0)
+		pthread_mutex_lock(&(*out)->lock);
+	return rc;
+}
+
 /* Flush a pinned entry whose lock the caller holds. A row that cannot be
  * written (no redundancy left to absorb the error) is dropped and the
  * error kept for fsync, so one bad row cannot wedge the cache. */
@@ -530,12 +541,9 @@ static int read_piece_cached(struct stripe_cache *c, uint64_t row, int k, uint64
 	struct cache_entry *e;
 	bool was_cached = false;
 
-	pthread_mutex_lock(&c->lock);
-	int rc = entry_get_locked(c, row, true, &e);
-	pthread_mutex_unlock(&c->lock);
+	int rc = entry_acquire(c, row, &e);
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&e->lock);
 	rc = stripe_row_read(a, &e->r, k, lo, lo + piece, dst, &was_cached);
 	bool ra_hit = was_cached && e->read_ahead;
 	e->read_ahead = false;
@@ -641,12 +649,9 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 		struct cache_entry *e;
 		int rc;
 
-		pthread_mutex_lock(&c->lock);
-		rc = entry_get_locked(c, row, true, &e);
-		pthread_mutex_unlock(&c->lock);
+		rc = entry_acquire(c, row, &e);
 		if (rc < 0)
 			return rc;
-		pthread_mutex_lock(&e->lock);
 		if (piece == row_bytes && stripe_row_all_present(a, &e->r)) {
 			rc = entry_write_whole_held(c, e, src);
 		} else {
@@ -685,12 +690,9 @@ int stripe_cache_hold(struct raid_array *a, uint64_t row, void **handle)
 	struct stripe_cache *c = a->cache;
 	struct cache_entry *e;
 
-	pthread_mutex_lock(&c->lock);
-	int rc = entry_get_locked(c, row, true, &e);
-	pthread_mutex_unlock(&c->lock);
+	int rc = entry_acquire(c, row, &e);
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&e->lock);
 	rc = entry_flush_held(c, e);
 	if (rc < 0) {
 		pthread_mutex_unlock(&e->lock);

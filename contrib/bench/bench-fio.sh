@@ -90,7 +90,9 @@ Usage: $prog [OPTIONS]
   --no-drop-caches     do not drop the page cache before jobs
   --wait-idle S        before each job, wait up to S seconds for the rest of the
                        machine to use less than 5% of one CPU (default 0: don't)
-  --repeat N           run every job N times and keep the best (default 1)
+  --repeat N           run every job N times (default 1): the tables show the
+                       best, the ratios the best and the medians, and the
+                       verdicts on the targets use the medians
   --note TEXT          a line for the summary (say, which commit the binary is)
   --buffered-compare   instead of the main run: buffered I/O on RAID5 x4, kernel
                        page cache (default mount) vs --direct-io mount
@@ -277,6 +279,8 @@ echo "date,config,level,members,cache,mount_opts,job,rep,rw,bs,iodepth,direct,ru
 declare -A R      # R[row|job] = MB/s or IOPS
 declare -A CPU    # CPU[row|job] = daemon CPU s/GiB
 declare -A BUSY   # BUSY[row|job] = 1 when other processes used the CPU
+declare -A ALLV   # ALLV[row|job] = every repetition's MB/s or IOPS
+declare -A ALLC   # ALLC[row|job] = every repetition's CPU s/GiB
 rows=()           # table rows in order
 declare -A ROWNAME
 
@@ -291,9 +295,12 @@ run_job() {
 	done
 	[ -n "${R[$1|$2]:-}" ] || { R[$1|$2]=ERR; CPU[$1|$2]=ERR; return 1; }
 }
-# keep_best ROW JOB: the repetition just run replaces the kept one if faster.
+# keep_best ROW JOB: the repetition just run replaces the kept one if
+# faster; every repetition is also kept for the medians.
 keep_best() {
 	local kept=${R[$1|$2]:-}
+	ALLV[$1|$2]+=" $job_val"
+	ALLC[$1|$2]+=" $job_cpg"
 	if [ -z "$kept" ] || [ "$kept" = ERR ] ||
 		awk -v a="$job_val" -v b="$kept" 'BEGIN { exit !(a > b) }'; then
 		R[$1|$2]=$job_val; CPU[$1|$2]=$job_cpg
@@ -579,6 +586,11 @@ fmt() {
 	*) awk -v v="$1" 'BEGIN { if (v >= 100) printf "%.0f", v; else if (v >= 10) printf "%.1f", v; else printf "%.2f", v }' ;;
 	esac
 }
+median() {  # median "V1 V2 ..." -> the median, or nothing
+	# shellcheck disable=SC2086 # split into values on purpose
+	[ -n "${1// /}" ] && printf '%s\n' $1 | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 ratio() {   # ratio A B -> A/B with 2 decimals, or n/a
 	if [[ ${1:-} =~ ^[0-9.]+$ ]] && [[ ${2:-} =~ ^[0-9.]+$ ]] && awk -v b="$2" 'BEGIN { exit !(b > 0) }'; then
 		awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'
@@ -633,33 +645,56 @@ print_tables() {
 	echo
 	echo "### Ratios against baselines of this run"
 	echo
-	echo "| ratio | value | target | |"
-	echo "|---|---:|---|---|"
-	local r
+	if [ "$repeat" -gt 1 ]; then
+		echo "Ratios of the best repetitions, and of the medians of all $repeat; the"
+		echo "verdict is on the medians."
+		echo
+		echo "| ratio | best | median | target | |"
+		echo "|---|---:|---:|---|---|"
+	else
+		echo "| ratio | value | target | |"
+		echo "|---|---:|---|---|"
+	fi
+	local j
 	for j in seq-write seq-read; do
-		r=$(ratio "${R[raid0-4-on|$j]:-}" "${R[passthrough|$j]:-}")
-		echo "| RAID0 x4 / passthrough, $j | $r | >= 0.9 | $(verdict "$r" ">=" 0.9) |"
+		ratio_row "RAID0 x4 / passthrough, $j" R "raid0-4-on|$j" "passthrough|$j" ">=" 0.9
 	done
 	for j in rr-qd1 rr-qd16 rw-qd1 rw-qd16; do
-		r=$(ratio "${R[raid0-4-on|$j]:-}" "${R[passthrough|$j]:-}")
-		[ "$r" = n/a ] || echo "| RAID0 x4 / passthrough, $j | $r | (info) | |"
+		ratio_row "RAID0 x4 / passthrough, $j" R "raid0-4-on|$j" "passthrough|$j" info
 	done
-	r=$(ratio "${R[raid5-4-on|seq-write]:-}" "${R[raid0-3|seq-write]:-}")
-	echo "| RAID5 x4 (cache on) / RAID0 x3, seq-write | $r | >= 0.8 | $(verdict "$r" ">=" 0.8) |"
+	ratio_row "RAID5 x4 (cache on) / RAID0 x3, seq-write" R "raid5-4-on|seq-write" \
+		"raid0-3|seq-write" ">=" 0.8
 	for j in rw-qd1 rw-qd16 rw-hot-qd1 rw-hot-qd16; do
-		r=$(ratio "${R[raid5-4-on|$j]:-}" "${R[raid5-4-off|$j]:-}")
-		echo "| RAID5 x4 cache on / off, $j | $r | >= 3 | $(verdict "$r" ">=" 3) |"
+		ratio_row "RAID5 x4 cache on / off, $j" R "raid5-4-on|$j" "raid5-4-off|$j" ">=" 3
 	done
-	r=$(ratio "${CPU[raid5-4-on|seq-write]:-}" "${CPU[raid0-4-on|seq-write]:-}")
-	echo "| RAID5 x4 / RAID0 x4 daemon CPU s/GiB, seq-write | $r | <= 1.3 | $(verdict "$r" "<=" 1.3) |"
-	r=$(ratio "${CPU[raid5-4-on|seq-write]:-}" "${CPU[raid0-3|seq-write]:-}")
-	[ "$r" = n/a ] || echo "| RAID5 x4 / RAID0 x3 daemon CPU s/GiB, seq-write | $r | (info) | |"
-	r=$(ratio "${CPU[raid5-4-on|rw-qd16]:-}" "${CPU[raid0-4-on|rw-qd16]:-}")
-	[ "$r" = n/a ] || echo "| RAID5 x4 / RAID0 x4 daemon CPU s/GiB, rw-qd16 | $r | (info) | |"
-	r=$(ratio "${R[passthrough|seq-read]:-}" "${R[plain|seq-read]:-}")
-	[ "$r" = n/a ] || echo "| passthrough / plain file, seq-read | $r | (info) | |"
-	r=$(ratio "${R[passthrough|seq-write]:-}" "${R[plain|seq-write]:-}")
-	[ "$r" = n/a ] || echo "| passthrough / plain file, seq-write | $r | (info) | |"
+	ratio_row "RAID5 x4 / RAID0 x4 daemon CPU s/GiB, seq-write" CPU "raid5-4-on|seq-write" \
+		"raid0-4-on|seq-write" "<=" 1.3
+	ratio_row "RAID5 x4 / RAID0 x3 daemon CPU s/GiB, seq-write" CPU "raid5-4-on|seq-write" \
+		"raid0-3|seq-write" info
+	ratio_row "RAID5 x4 / RAID0 x4 daemon CPU s/GiB, rw-qd16" CPU "raid5-4-on|rw-qd16" \
+		"raid0-4-on|rw-qd16" info
+	ratio_row "passthrough / plain file, seq-read" R "passthrough|seq-read" "plain|seq-read" info
+	ratio_row "passthrough / plain file, seq-write" R "passthrough|seq-write" "plain|seq-write" info
+}
+
+# ratio_row LABEL R|CPU KEY_A KEY_B (OP TARGET | info): a row of the ratio
+# table, A/B of the best repetitions (and of the medians with --repeat);
+# info rows that could not be measured are left out.
+ratio_row() {
+	local label=$1 kind=$2 a=$3 b=$4 op=$5 target=${6:-} best med=
+	if [ "$kind" = CPU ]; then
+		best=$(ratio "${CPU[$a]:-}" "${CPU[$b]:-}")
+		[ "$repeat" -gt 1 ] && med=$(ratio "$(median "${ALLC[$a]:-}")" "$(median "${ALLC[$b]:-}")")
+	else
+		best=$(ratio "${R[$a]:-}" "${R[$b]:-}")
+		[ "$repeat" -gt 1 ] && med=$(ratio "$(median "${ALLV[$a]:-}")" "$(median "${ALLV[$b]:-}")")
+	fi
+	if [ "$op" = info ]; then
+		[ "$best" = n/a ] && return 0
+		echo "| $label | $best |${med:+ $med |} (info) | |"
+	else
+		echo "| $label | $best |${med:+ $med |} $op $target | $(verdict "${med:-$best}" "$op" "$target") |"
+	fi
 }
 
 machine_md() {
@@ -672,7 +707,7 @@ machine_md() {
 	echo "- region ${vol_mib} MiB (first ${vol_mib} MiB of each volume, filled before the jobs), ${runtime} s per job, sequential iodepth $seq_qd, 64 KiB chunks"
 	[ "$vol_mib" -gt 64 ] || echo "- **the region fits in the 64 MiB stripe cache: RAID5/6 figures are cache figures, not member I/O** (a smoke test, not a measurement)"
 	echo "- page cache dropped before every job: $( [ $drop = 1 ] && echo yes || echo 'NO (not root or --no-drop-caches)')"
-	[ "$repeat" = 1 ] || echo "- every job run $repeat times, the best kept (all in results.csv)"
+	[ "$repeat" = 1 ] || echo "- every job run $repeat times: the best in the tables, the medians too in the ratios (all in results.csv)"
 	[ $buffered = 1 ] ||
 		echo "- ${direct_io_note:-raidfuse mounted by default (no --direct-io): fio direct=1 bypasses the kernel page cache of volume.img.}"
 }

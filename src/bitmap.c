@@ -42,6 +42,7 @@ struct write_bitmap {
 	 * last finished store carried, and its result. */
 	pthread_cond_t store_done;
 	bool storing;
+	uint8_t *store_buf;          /* superblock + bits as the running store writes them */
 	uint64_t gen_wanted;
 	uint64_t gen_stored;
 	int last_store_rc;
@@ -54,33 +55,35 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* The smallest chunk from `chunk` up (doubling) whose bits fit. */
+static uint64_t chunk_that_fits(uint64_t dev_bytes, uint64_t chunk)
+{
+	while ((dev_bytes + chunk - 1) / chunk > BITMAP_MAX_BITS)
+		chunk *= 2;
+	return chunk;
+}
+
 int bitmap_pick_chunk(uint64_t dev_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
                       char *err, size_t errlen)
 {
-	uint64_t chunk = wanted_bytes ? wanted_bytes : BITMAP_DEFAULT_CHUNK_BYTES;
-
-	if (wanted_bytes) {
-		if (wanted_bytes < BITMAP_MIN_CHUNK_BYTES || (wanted_bytes & (wanted_bytes - 1)))
-			return errmsg_fail(-EINVAL, err, errlen,
-			                   "bitmap chunk of %" PRIu64 " bytes: it must be a power of "
-			                   "two of at least 4K",
-			                   wanted_bytes);
-		uint64_t nr_bits = (dev_bytes + chunk - 1) / chunk;
-		if (nr_bits > BITMAP_MAX_BITS) {
-			uint64_t least = chunk;
-			while ((dev_bytes + least - 1) / least > BITMAP_MAX_BITS)
-				least *= 2;
-			return errmsg_fail(-EINVAL, err, errlen,
-			                   "bitmap chunk of %" PRIu64 " KiB needs %" PRIu64 " bits for "
-			                   "members of %" PRIu64 " MiB, more than the %u that fit: use "
-			                   "%" PRIu64 "K or more",
-			                   chunk / 1024, nr_bits, dev_bytes >> 20, BITMAP_MAX_BITS,
-			                   least / 1024);
-		}
+	if (!wanted_bytes) {
+		*chunk_bytes = chunk_that_fits(dev_bytes, BITMAP_DEFAULT_CHUNK_BYTES);
+		return 0;
 	}
-	while ((dev_bytes + chunk - 1) / chunk > BITMAP_MAX_BITS)
-		chunk *= 2;
-	*chunk_bytes = chunk;
+	if (wanted_bytes < BITMAP_MIN_CHUNK_BYTES || (wanted_bytes & (wanted_bytes - 1)))
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "bitmap chunk of %" PRIu64 " bytes: it must be a power of two "
+		                   "of at least 4K",
+		                   wanted_bytes);
+	uint64_t least = chunk_that_fits(dev_bytes, wanted_bytes);
+	if (least != wanted_bytes)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "bitmap chunk of %" PRIu64 " KiB needs %" PRIu64 " bits for "
+		                   "members of %" PRIu64 " MiB, more than the %u that fit: use "
+		                   "%" PRIu64 "K or more",
+		                   wanted_bytes / 1024, (dev_bytes + wanted_bytes - 1) / wanted_bytes,
+		                   dev_bytes >> 20, BITMAP_MAX_BITS, least / 1024);
+	*chunk_bytes = wanted_bytes;
 	return 0;
 }
 
@@ -122,6 +125,7 @@ void bitmap_free(struct write_bitmap *b)
 	pthread_mutex_destroy(&b->lock);
 	pthread_cond_destroy(&b->store_done);
 	free(b->bits);
+	free(b->store_buf);
 	free(b->in_flight);
 	free(b->last_write_ms);
 	free(b);
@@ -174,9 +178,10 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 		                   fresh->path, nr_bits);
 	}
 	b->bits = calloc(1, b->bits_bytes);
+	b->store_buf = parity_buf_alloc(MD_BITMAP_SB_BYTES + b->bits_bytes);
 	b->in_flight = calloc(b->nr_bits, sizeof(*b->in_flight));
 	b->last_write_ms = calloc(b->nr_bits, sizeof(*b->last_write_ms));
-	if (!b->bits || !b->in_flight || !b->last_write_ms) {
+	if (!b->bits || !b->store_buf || !b->in_flight || !b->last_write_ms) {
 		bitmap_free(b);
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	}
@@ -248,9 +253,7 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b)
 
 	while (b->storing)
 		pthread_cond_wait(&b->store_done, &b->lock);
-	uint8_t *buf = parity_buf_alloc(len);
-	if (!buf)
-		return -ENOMEM;
+	uint8_t *buf = b->store_buf; /* only the running store touches it */
 	b->storing = true;
 	uint64_t gen = b->gen_wanted;
 	b->sb.events = a->events;
@@ -267,7 +270,6 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b)
 		if (wrc < 0 && rc == 0)
 			rc = wrc;
 	}
-	free(buf);
 
 	pthread_mutex_lock(&b->lock);
 	b->storing = false;
@@ -314,14 +316,13 @@ int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 		uint64_t want = ++b->gen_wanted;
 		/* Every store writes all bits, so any store that started after
 		 * ours were set carries them. */
-		while (b->gen_stored < want && rc == 0) {
+		while (b->gen_stored < want) {
 			if (b->storing)
 				pthread_cond_wait(&b->store_done, &b->lock);
-			else if (bitmap_store_now_locked(a, b) < 0 && b->gen_stored < want)
-				rc = -ENOMEM; /* the store could not even start */
+			else
+				bitmap_store_now_locked(a, b);
 		}
-		if (rc == 0)
-			rc = b->last_store_rc;
+		rc = b->last_store_rc;
 	}
 	pthread_mutex_unlock(&b->lock);
 	return rc;

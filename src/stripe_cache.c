@@ -533,22 +533,43 @@ static uint64_t cache_row_bytes(const struct raid_array *a)
 	return (uint64_t)a->geo.chunk_bytes * (uint64_t)(a->geo.raid_disks - a->ops->max_parity);
 }
 
-/* One piece (within chunk k of a row) through a cached row. */
-static int read_piece_cached(struct stripe_cache *c, uint64_t row, int k, uint64_t lo,
-                             size_t piece, char *dst)
+/* Where volume byte `off` lies: its row, the data chunk k in that row,
+ * the offset in the chunk, and how many of len bytes the chunk holds. */
+struct read_piece {
+	uint64_t row;
+	int k;
+	uint64_t lo;
+	size_t len;
+};
+
+static struct read_piece piece_at(const struct raid_array *a, uint64_t off, size_t len)
+{
+	uint64_t chunk = a->geo.chunk_bytes, row_bytes = cache_row_bytes(a);
+	uint64_t in_row = off % row_bytes;
+	struct read_piece p = {
+		.row = off / row_bytes,
+		.k = (int)(in_row / chunk),
+		.lo = in_row % chunk,
+	};
+	p.len = chunk - p.lo < len ? (size_t)(chunk - p.lo) : len;
+	return p;
+}
+
+/* One piece through a cached row. */
+static int read_piece_cached(struct stripe_cache *c, const struct read_piece *p, char *dst)
 {
 	struct raid_array *a = c->a;
 	struct cache_entry *e;
 	bool was_cached = false;
 
-	int rc = entry_acquire(c, row, &e);
+	int rc = entry_acquire(c, p->row, &e);
 	if (rc < 0)
 		return rc;
-	rc = stripe_row_read(a, &e->r, k, lo, lo + piece, dst, &was_cached);
+	rc = stripe_row_read(a, &e->r, p->k, p->lo, p->lo + p->len, dst, &was_cached);
 	bool ra_hit = was_cached && e->read_ahead;
 	e->read_ahead = false;
 	if (!cache_retains(c) && !e->r.nr_dirty)
-		stripe_row_reset(&e->r, a, row);
+		stripe_row_reset(&e->r, a, p->row);
 	pthread_mutex_unlock(&e->lock);
 	entry_put(c, e);
 	if (rc < 0)
@@ -564,9 +585,7 @@ static int read_piece_cached(struct stripe_cache *c, uint64_t row, int k, uint64
  * through a row. */
 struct direct_reads {
 	struct io_req reqs[CACHE_DIRECT_READS];
-	uint64_t row[CACHE_DIRECT_READS];
-	int k[CACHE_DIRECT_READS];
-	uint64_t lo[CACHE_DIRECT_READS];
+	uint64_t off[CACHE_DIRECT_READS];   /* volume offset of each piece */
 	int nr;
 };
 
@@ -586,7 +605,8 @@ static int direct_reads_run(struct stripe_cache *c, struct direct_reads *d)
 		}
 		/* The row path retries, rebuilds from parity and rewrites the
 		 * bad range, or fails the member (md's read-error handling). */
-		rc = read_piece_cached(c, d->row[i], d->k[i], d->lo[i], req->len_bytes, req->buf);
+		struct read_piece p = piece_at(c->a, d->off[i], req->len_bytes);
+		rc = read_piece_cached(c, &p, req->buf);
 	}
 	return rc;
 }
@@ -594,9 +614,11 @@ static int direct_reads_run(struct stripe_cache *c, struct direct_reads *d)
 int stripe_cache_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 {
 	struct stripe_cache *c = a->cache;
-	uint64_t chunk = a->geo.chunk_bytes, row_bytes = cache_row_bytes(a);
+	uint64_t row_bytes = cache_row_bytes(a);
 	uint64_t nr_rows = a->geo.array_bytes / row_bytes;
 	struct direct_reads direct;
+	uint64_t looked_up_row = UINT64_MAX;
+	bool row_cached = false;
 	char *dst = buf;
 	int rc = 0;
 
@@ -605,33 +627,31 @@ int stripe_cache_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	readahead_note_locked(c, off, len, (off + len - 1) / row_bytes, nr_rows);
 	pthread_mutex_unlock(&c->lock);
 	while (len > 0 && rc == 0) {
-		uint64_t row = off / row_bytes, in_row = off % row_bytes;
-		int k = (int)(in_row / chunk);
-		uint64_t lo = in_row % chunk;
-		size_t piece = chunk - lo < len ? (size_t)(chunk - lo) : len;
+		struct read_piece p = piece_at(a, off, len);
 
 		/* A row the cache does not hold has nothing newer than the
 		 * members (rows leave the cache only clean), so its bytes come
 		 * straight from them, as md's chunk-aligned reads bypass its
 		 * stripe cache: no copy through a row, no row evicted for it.
 		 * A write that brings the row in meanwhile overlaps this read,
-		 * and no block device orders the two. */
-		pthread_mutex_lock(&c->lock);
-		bool cached = table_find(c, row) != NULL;
-		pthread_mutex_unlock(&c->lock);
-		if (!cached && stripe_row_direct_read_req(a, row, k, lo, lo + piece, dst,
-		                                          &direct.reqs[direct.nr])) {
-			direct.row[direct.nr] = row;
-			direct.k[direct.nr] = k;
-			direct.lo[direct.nr] = lo;
+		 * and no block device orders the two. One look per row. */
+		if (p.row != looked_up_row) {
+			pthread_mutex_lock(&c->lock);
+			row_cached = table_find(c, p.row) != NULL;
+			pthread_mutex_unlock(&c->lock);
+			looked_up_row = p.row;
+		}
+		if (!row_cached && stripe_row_direct_read_req(a, p.row, p.k, p.lo, p.lo + p.len, dst,
+		                                              &direct.reqs[direct.nr])) {
+			direct.off[direct.nr] = off;
 			if (++direct.nr == CACHE_DIRECT_READS)
 				rc = direct_reads_run(c, &direct);
 		} else {
-			rc = read_piece_cached(c, row, k, lo, piece, dst);
+			rc = read_piece_cached(c, &p, dst);
 		}
-		dst += piece;
-		off += piece;
-		len -= piece;
+		dst += p.len;
+		off += p.len;
+		len -= p.len;
 	}
 	int drc = direct_reads_run(c, &direct);
 	return rc < 0 ? rc : drc;

@@ -41,6 +41,9 @@
  * request of 64 KiB chunks is 16. */
 #define CACHE_DIRECT_READS 32
 
+struct gather_piece;
+struct write_flight;
+
 struct cache_entry {
 	struct stripe_row r;
 	pthread_mutex_t lock;               /* the row's contents */
@@ -49,6 +52,8 @@ struct cache_entry {
 	bool read_ahead;                    /* loaded by read-ahead, not yet read */
 	uint64_t dirty_seq;                 /* when it became dirty (0: clean) */
 	uint64_t dirty_since_ms;
+	struct gather_piece *gather;        /* writes waiting for the rest of the row */
+	uint64_t gather_mask;               /* their data chunks */
 	struct cache_entry *hash_next;
 	struct cache_entry *lru_prev, *lru_next;     /* clean entries, LRU first */
 	struct cache_entry *dirty_prev, *dirty_next; /* dirty entries, oldest first */
@@ -85,6 +90,12 @@ struct stripe_cache {
 	pthread_cond_t ra_wake;
 	pthread_t ra_thread;
 	bool ra_running;
+
+	/* Write gathering (see struct gather_piece). */
+	struct write_flight *flights;
+	pthread_cond_t gather_cv;
+	int nr_gather_waiters;
+	size_t nr_gather, max_gather;
 
 	struct stripe_cache_counters counters;
 };
@@ -317,16 +328,18 @@ static int entry_flush_held(struct stripe_cache *c, struct cache_entry *e)
 	return rc;
 }
 
-/* A request that covers the whole row of a locked entry goes straight to
- * the members (md handles full-stripe writes the same way: nothing to
- * read, nothing to gain by waiting). */
-static int entry_write_whole_held(struct stripe_cache *c, struct cache_entry *e, const void *src)
+/* New bytes for every data chunk of a locked entry's row (chunk_src[k], or
+ * the row's own where NULL) go straight to the members with their parity
+ * (md handles full-stripe writes the same way: nothing to read, nothing to
+ * gain by waiting). */
+static int entry_write_whole_held(struct stripe_cache *c, struct cache_entry *e,
+                                  const void *const chunk_src[])
 {
 	struct stripe_row_stats stats = { 0 };
 	int rc = bitmap_start_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
 
 	if (rc == 0)
-		rc = stripe_row_write_whole(c->a, &e->r, src, &stats);
+		rc = stripe_row_write_whole(c->a, &e->r, chunk_src, &stats);
 	bitmap_end_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
 	if (rc < 0)
 		array_note_write_error(c->a, rc);
@@ -467,11 +480,15 @@ int stripe_cache_create(struct raid_array *a, struct stripe_cache **out)
 	pthread_cond_init(&c->flusher_wake, NULL);
 	pthread_cond_init(&c->clean_ready, NULL);
 	pthread_cond_init(&c->ra_wake, NULL);
+	pthread_cond_init(&c->gather_cv, NULL);
 	c->max_entries = (size_t)(a->tuning.cache_bytes / row_bytes);
 	if (c->max_entries < CACHE_MIN_ROWS)
 		c->max_entries = CACHE_MIN_ROWS;
 	if (a->tuning.cache_bytes == 0)
 		c->max_entries = CACHE_UNCACHED_ROWS;
+	/* Rows pinned by waiting writes stay a minority, so the requests
+	 * they wait for always find room. */
+	c->max_gather = c->max_entries / 4 ? c->max_entries / 4 : 1;
 	c->nr_buckets = 64;
 	while (c->nr_buckets < c->max_entries * 2)
 		c->nr_buckets *= 2;
@@ -521,6 +538,7 @@ void stripe_cache_destroy(struct stripe_cache *c)
 		free(e);
 	}
 	free(c->buckets);
+	pthread_cond_destroy(&c->gather_cv);
 	pthread_cond_destroy(&c->ra_wake);
 	pthread_cond_destroy(&c->clean_ready);
 	pthread_cond_destroy(&c->flusher_wake);
@@ -657,52 +675,278 @@ int stripe_cache_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	return rc < 0 ? rc : drc;
 }
 
+/* ---- write gathering --------------------------------------------------
+ *
+ * A sequential writer with several requests in flight splits rows between
+ * them. A write of whole chunks whose row the requests already under way
+ * will complete waits in the row's entry instead of being copied into it;
+ * the request that brings the last chunks writes the row whole from every
+ * request's own buffer (no reads, no copy), and the waiting requests return
+ * then. md delays partial-stripe writes for the same reason. Waiting only
+ * on requests already under way needs no timeout: once the rest of the row
+ * is no longer on its way, the owner copies its piece into the row after
+ * all and returns (write-back as usual).
+ */
+
+struct gather_piece {
+	int k0, k1;                 /* data chunks [k0, k1) of the row */
+	const char *src;            /* chunk k0's new bytes, in the owner's request */
+	struct cache_entry *e;      /* pinned by the owner until done */
+	bool done;                  /* on the members, or copied into the row */
+	int rc;
+	struct gather_piece *next;  /* in e->gather */
+};
+
+/* A write request under way: the volume range it covers and how far it
+ * has got (everything below progress has been through its rows). */
+struct write_flight {
+	uint64_t off, end, progress;
+	struct write_flight *next;
+};
+
+enum gather_result {
+	GATHER_NO,                  /* write the piece the usual way */
+	GATHER_WAITING,             /* the piece waits in the row */
+	GATHER_WROTE,               /* the row went out whole */
+};
+
+static uint64_t chunk_mask(int k0, int k1)
+{
+	uint64_t mask = 0;
+	for (int k = k0; k < k1; k++)
+		mask |= 1ull << k;
+	return mask;
+}
+
+/* Whether every data chunk of `row` outside have will be written by a
+ * request under way, other than self, that has not got there yet. Caller
+ * holds c->lock. */
+static bool rest_on_its_way(const struct stripe_cache *c, const struct write_flight *self,
+                            uint64_t row, int nr_data, uint64_t have)
+{
+	uint64_t chunk = c->a->geo.chunk_bytes, base = row * cache_row_bytes(c->a);
+
+	for (int k = 0; k < nr_data; k++) {
+		uint64_t lo = base + (uint64_t)k * chunk, hi = lo + chunk;
+		bool coming = have & (1ull << k);
+		for (const struct write_flight *f = c->flights; f && !coming; f = f->next)
+			coming = f != self && f->off <= lo && hi <= f->end && f->progress <= lo;
+		if (!coming)
+			return false;
+	}
+	return true;
+}
+
+static void flight_progress_locked(struct stripe_cache *c, struct write_flight *f,
+                                   uint64_t progress)
+{
+	f->progress = progress;
+	if (c->nr_gather_waiters)
+		pthread_cond_broadcast(&c->gather_cv);
+}
+
+/* Take every waiting piece off the row, telling its owner rc. Caller holds
+ * e->lock; an owner may return as soon as c->lock is dropped. */
+static void gather_finish(struct stripe_cache *c, struct cache_entry *e, int rc)
+{
+	pthread_mutex_lock(&c->lock);
+	for (struct gather_piece *p = e->gather; p; p = p->next) {
+		p->done = true;
+		p->rc = rc;
+		c->nr_gather--;
+	}
+	e->gather = NULL;
+	e->gather_mask = 0;
+	pthread_cond_broadcast(&c->gather_cv);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Copy the waiting pieces into the row as ordinary dirty data. Caller
+ * holds e->lock. */
+static int gather_absorb(struct stripe_cache *c, struct cache_entry *e)
+{
+	uint64_t chunk = c->a->geo.chunk_bytes;
+	int rc = 0;
+
+	for (struct gather_piece *p = e->gather; p && rc == 0; p = p->next)
+		for (int k = p->k0; k < p->k1 && rc == 0; k++)
+			rc = stripe_row_write(c->a, &e->r, k, 0, chunk,
+			                      p->src + (size_t)(k - p->k0) * chunk);
+	gather_finish(c, e, rc);
+	return rc;
+}
+
+/* Bytes [in_row, in_row + len) of e's row from src, if they are whole
+ * chunks: write the row whole if with the waiting pieces and what the row
+ * holds it is complete, or wait in it (*piece) if the rest is on its way.
+ * Caller holds e->lock and a pin. */
+static enum gather_result gather_try(struct stripe_cache *c, struct cache_entry *e,
+                                     struct write_flight *self, uint64_t in_row, size_t len,
+                                     const char *src, struct gather_piece *piece, int *rc)
+{
+	struct raid_array *a = c->a;
+	uint64_t chunk = a->geo.chunk_bytes;
+	int nr_data = e->r.lay.nr_data;
+
+	if (in_row % chunk || len % chunk || !stripe_row_all_present(a, &e->r))
+		return GATHER_NO;
+	int k0 = (int)(in_row / chunk), k1 = k0 + (int)(len / chunk);
+	uint64_t mine = chunk_mask(k0, k1), have = mine | e->gather_mask;
+	for (int k = 0; k < nr_data; k++)
+		if (!(have & (1ull << k)) && stripe_row_chunk_held(&e->r, k))
+			have |= 1ull << k;
+	if (have == chunk_mask(0, nr_data)) {
+		const void *chunk_src[RAID_MAX_MEMBERS] = { NULL };
+		for (const struct gather_piece *p = e->gather; p; p = p->next)
+			for (int k = p->k0; k < p->k1; k++)
+				chunk_src[k] = p->src + (size_t)(k - p->k0) * chunk;
+		/* Where this request overlaps a waiting one, both are under
+		 * way and either order is right: this one lands last. */
+		for (int k = k0; k < k1; k++)
+			chunk_src[k] = src + (size_t)(k - k0) * chunk;
+		*rc = entry_write_whole_held(c, e, chunk_src);
+		if (e->gather) {
+			atomic_fetch_add(&c->counters.gathered_rows, 1);
+			gather_finish(c, e, *rc);
+		}
+		return GATHER_WROTE;
+	}
+	if (!self || (mine & e->gather_mask))
+		return GATHER_NO;
+	pthread_mutex_lock(&c->lock);
+	bool wait = c->nr_gather < c->max_gather &&
+	            rest_on_its_way(c, self, e->r.row, nr_data, mine | e->gather_mask);
+	if (wait) {
+		*piece = (struct gather_piece){ .k0 = k0, .k1 = k1, .src = src, .e = e,
+		                                .next = e->gather };
+		e->gather = piece;
+		e->gather_mask |= mine;
+		c->nr_gather++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return wait ? GATHER_WAITING : GATHER_NO;
+}
+
+/* The end of a write request: wait until its waiting pieces are written,
+ * copying into their rows those whose rest is no longer on its way. */
+static int gather_wait(struct stripe_cache *c, struct write_flight *self,
+                       struct gather_piece *pieces, int nr_pieces)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	flight_progress_locked(c, self, self->end); /* nothing more comes from here */
+	for (int i = 0; i < nr_pieces; i++) {
+		struct gather_piece *p = &pieces[i];
+		struct cache_entry *e = p->e;
+		while (!p->done &&
+		       rest_on_its_way(c, self, e->r.row, e->r.lay.nr_data, e->gather_mask)) {
+			c->nr_gather_waiters++;
+			pthread_cond_wait(&c->gather_cv, &c->lock);
+			c->nr_gather_waiters--;
+		}
+		if (!p->done) {
+			pthread_mutex_unlock(&c->lock);
+			pthread_mutex_lock(&e->lock);
+			if (!p->done) {
+				p->rc = gather_absorb(c, e);
+				if (p->rc == 0 && row_fully_dirty(&e->r))
+					p->rc = entry_flush_held(c, e);
+			}
+			pthread_mutex_unlock(&e->lock);
+			pthread_mutex_lock(&c->lock);
+		}
+		if (p->rc < 0 && rc == 0)
+			rc = p->rc;
+		entry_put_locked(c, e);
+	}
+	for (struct write_flight **f = &c->flights; *f; f = &(*f)->next)
+		if (*f == self) {
+			*f = self->next;
+			break;
+		}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* Bytes [in_row, in_row + len) of a locked entry's row from src, the usual
+ * way: copied into the row, which is written out now if write-through or
+ * complete. */
+static int entry_write_held(struct stripe_cache *c, struct cache_entry *e, uint64_t in_row,
+                            size_t len, const char *src)
+{
+	struct raid_array *a = c->a;
+	uint64_t chunk = a->geo.chunk_bytes;
+	int rc = e->gather ? gather_absorb(c, e) : 0;
+
+	for (uint64_t pos = in_row; pos < in_row + len && rc == 0;) {
+		int k = (int)(pos / chunk);
+		uint64_t lo = pos % chunk;
+		uint64_t hi = in_row + len - (uint64_t)k * chunk;
+		if (hi > chunk)
+			hi = chunk;
+		rc = stripe_row_write(a, &e->r, k, lo, hi, src + (pos - in_row));
+		pos = (uint64_t)k * chunk + hi;
+	}
+	/* Write-through: the request returns only once the row is on the
+	 * members. A row this request completed goes out now too: it needs
+	 * no reads, so waiting would only hold a cache slot (md also starts
+	 * full stripes at once). */
+	if (rc == 0 && (!a->tuning.write_back || row_fully_dirty(&e->r)))
+		rc = entry_flush_held(c, e);
+	return rc;
+}
+
 int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 {
 	struct stripe_cache *c = a->cache;
-	uint64_t chunk = a->geo.chunk_bytes, row_bytes = cache_row_bytes(a);
+	uint64_t row_bytes = cache_row_bytes(a);
+	struct write_flight flight = { .off = off, .end = off + len, .progress = off };
+	/* Only a request's first and last rows can be partial. */
+	struct gather_piece pieces[2];
+	int nr_pieces = 0, rc = 0;
 	const char *src = buf;
+	bool gathering = a->tuning.write_back && cache_retains(c);
 
-	while (len > 0) {
+	if (gathering) {
+		pthread_mutex_lock(&c->lock);
+		flight.next = c->flights;
+		c->flights = &flight;
+		pthread_mutex_unlock(&c->lock);
+	}
+	while (len > 0 && rc == 0) {
 		uint64_t row = off / row_bytes, in_row = off % row_bytes;
 		size_t piece = row_bytes - in_row < len ? (size_t)(row_bytes - in_row) : len;
+		enum gather_result how;
 		struct cache_entry *e;
-		int rc;
 
 		rc = entry_acquire(c, row, &e);
 		if (rc < 0)
-			return rc;
-		if (piece == row_bytes && stripe_row_all_present(a, &e->r)) {
-			rc = entry_write_whole_held(c, e, src);
-		} else {
-			for (uint64_t pos = in_row; pos < in_row + piece && rc == 0;) {
-				int k = (int)(pos / chunk);
-				uint64_t lo = pos % chunk;
-				uint64_t hi = in_row + piece - (uint64_t)k * chunk;
-				if (hi > chunk)
-					hi = chunk;
-				rc = stripe_row_write(a, &e->r, k, lo, hi, src + (pos - in_row));
-				pos = (uint64_t)k * chunk + hi;
-			}
-			/* Write-through: the request returns only once the row
-			 * is on the members. A row this request completed goes
-			 * out now too: it needs no reads, so waiting would only
-			 * hold a cache slot (md also starts full stripes at once). */
-			if (rc == 0 && (!a->tuning.write_back || row_fully_dirty(&e->r)))
-				rc = entry_flush_held(c, e);
-		}
+			break;
+		how = gather_try(c, e, gathering && nr_pieces < 2 ? &flight : NULL, in_row, piece,
+		                 src, &pieces[nr_pieces], &rc);
+		if (how == GATHER_NO)
+			rc = entry_write_held(c, e, in_row, piece, src);
 		e->read_ahead = false;
 		if (!cache_retains(c))
 			stripe_row_reset(&e->r, a, row);
 		pthread_mutex_unlock(&e->lock);
-		entry_put(c, e);
-		if (rc < 0)
-			return rc;
+		pthread_mutex_lock(&c->lock);
+		if (how == GATHER_WAITING)
+			nr_pieces++; /* keeps its pin until written */
+		else
+			entry_put_locked(c, e);
+		if (gathering)
+			flight_progress_locked(c, &flight, off + piece);
+		pthread_mutex_unlock(&c->lock);
 		src += piece;
 		off += piece;
 		len -= piece;
 	}
-	return 0;
+	if (!gathering)
+		return rc;
+	int wrc = gather_wait(c, &flight, pieces, nr_pieces);
+	return rc < 0 ? rc : wrc;
 }
 
 int stripe_cache_hold(struct raid_array *a, uint64_t row, void **handle)
@@ -767,7 +1011,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 "cache_mode: %s\ncache_size_mib: %" PRIu64 "\ncache_rows: %zu of %zu\n"
 	                 "cache_dirty_rows: %zu\ncache_hits: %" PRIu64 "\ncache_misses: %" PRIu64
 	                 "\ndirect_reads: %" PRIu64 "\nrows_flushed: %" PRIu64 "\nfull_row_writes: %" PRIu64
-	                 "\ndirect_row_writes: %" PRIu64
+	                 "\ndirect_row_writes: %" PRIu64 "\ngathered_row_writes: %" PRIu64
 	                 "\nrmw_writes: %" PRIu64 "\nrcw_writes: %" PRIu64
 	                 "\ndegraded_writes: %" PRIu64 "\nreadahead_rows: %" PRIu64
 	                 "\nreadahead_hits: %" PRIu64 "\n",
@@ -778,6 +1022,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 (uint64_t)atomic_load(&n->rows_flushed),
 	                 (uint64_t)atomic_load(&n->full_row_writes),
 	                 (uint64_t)atomic_load(&n->direct_rows),
+	                 (uint64_t)atomic_load(&n->gathered_rows),
 	                 (uint64_t)atomic_load(&n->rmw_writes), (uint64_t)atomic_load(&n->rcw_writes),
 	                 (uint64_t)atomic_load(&n->degraded_writes),
 	                 (uint64_t)atomic_load(&n->readahead_rows),

@@ -24,6 +24,8 @@ struct stripe_cache_counters {
 	atomic_uint_fast64_t rows_flushed;
 	atomic_uint_fast64_t full_row_writes; /* bands flushed with no reads */
 	atomic_uint_fast64_t direct_rows;     /* whole rows written from the request */
+	atomic_uint_fast64_t gathered_rows;   /* of those, rows gathered from several
+	                                       * requests (write gathering) */
 	atomic_uint_fast64_t rmw_writes;      /* read-modify-write bands */
 	atomic_uint_fast64_t rcw_writes;      /* reconstruct-write bands */
 	atomic_uint_fast64_t degraded_writes; /* bands written with a member missing */

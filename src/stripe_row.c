@@ -636,15 +636,13 @@ bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row 
 	return true;
 }
 
-int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r, const void *src,
-                           struct stripe_row_stats *stats)
+int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
+                           const void *const chunk_src[], struct stripe_row_stats *stats)
 {
 	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
 	size_t len = (size_t)r->nr_columns * COLUMN;
-	/* A request buffer ISA-L cannot read in place costs one copy into
-	 * the row, which then stays cached. */
-	bool from_src = (uintptr_t)src % PARITY_SRC_ALIGN_BYTES == 0;
 	uint8_t *scratch = scratch_get(len * (size_t)nr_parity);
+	bool held[RAID_MAX_MEMBERS];            /* chunk k's bytes are the row's own */
 	struct band_io io = { .nr = 0 };
 	struct band_vec v;
 
@@ -653,10 +651,15 @@ int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r, const voi
 	suspects_clear();
 	band_vec_roles(&v, r, nr_parity);
 	for (int k = 0; k < nr_data; k++) {
-		const uint8_t *chunk_src = (const uint8_t *)src + (size_t)k * len;
-		if (!from_src)
-			memcpy(r->data[k], chunk_src, len);
-		v.by_slot[r->lay.data_qslot[k]] = from_src ? (void *)chunk_src : r->data[k];
+		const uint8_t *src = chunk_src[k];
+		/* A source ISA-L cannot read in place costs one copy into
+		 * the row, which then stays cached. */
+		if (src && (uintptr_t)src % PARITY_SRC_ALIGN_BYTES) {
+			memcpy(r->data[k], src, len);
+			src = NULL;
+		}
+		held[k] = src == NULL;
+		v.by_slot[r->lay.data_qslot[k]] = held[k] ? r->data[k] : (void *)src;
 	}
 	for (int s = nr_data; s < v.nr_slots; s++)
 		v.by_slot[s] = scratch + (size_t)(s - nr_data) * len;
@@ -668,12 +671,17 @@ int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r, const voi
 	/* Whatever the row held is superseded; after a failed write only the
 	 * members can say what they hold. */
 	for (int k = 0; k < nr_data; k++)
-		memset(r->state[k], rc == 0 && !from_src ? COLUMN_CLEAN : COLUMN_INVALID,
+		memset(r->state[k], rc == 0 && held[k] ? COLUMN_CLEAN : COLUMN_INVALID,
 		       r->nr_columns);
 	r->nr_dirty = 0;
 	if (rc == 0)
 		stats->full_row++;
 	return rc;
+}
+
+bool stripe_row_chunk_held(const struct stripe_row *r, int k)
+{
+	return memchr(r->state[k], COLUMN_INVALID, r->nr_columns) == NULL;
 }
 
 /* P (and Q) of a whole row whose data is all in memory, into scratch;

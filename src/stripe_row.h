@@ -77,13 +77,17 @@ int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role
                             struct member *target);
 /* Whether every member of the row (data, P, Q) is in the array. */
 bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row *r);
-/* Write a whole row of data from src (nr_data chunks, in order) and its
- * parity straight to the members, replacing whatever the row held: no
- * reads, and no copy when src is PARITY_SRC_ALIGN_BYTES aligned (the row's columns then
- * become invalid; otherwise src is copied in and they stay clean). Only
- * when stripe_row_all_present: degraded writes go through the row. */
-int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r, const void *src,
-                           struct stripe_row_stats *stats);
+/* Write a whole row of data and its parity straight to the members: no
+ * reads. chunk_src[k] holds chunk k's new bytes, or is NULL when the row
+ * holds all of chunk k already (stripe_row_chunk_held). A source that is
+ * PARITY_SRC_ALIGN_BYTES aligned is written in place, not copied (the
+ * chunk's columns then become invalid); any other is copied into the row
+ * (its columns stay clean). Only when stripe_row_all_present: degraded
+ * writes go through the row. */
+int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
+                           const void *const chunk_src[], struct stripe_row_stats *stats);
+/* Whether every column of chunk k is in memory (clean or dirty). */
+bool stripe_row_chunk_held(const struct stripe_row *r, int k);
 /* Write every dirty column and its parity to the members. */
 int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_row_stats *stats);
 

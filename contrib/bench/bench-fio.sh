@@ -3,7 +3,7 @@
 # measured in the same run.
 #
 # For every array (RAID0 of 3 and 4 members, RAID5 of 4, RAID6 of 5, RAID1
-# of 2, RAID10 of 4; 64 KiB chunks), mounted with the stripe cache on (the
+# of 2, RAID10 of 4; 64 KiB chunks, or --chunk), mounted with the stripe cache on (the
 # default) and off (--cache-mib 0), and for two baselines:
 #   plain        one plain file on the work dir's file system;
 #   passthrough  the same file through libfuse's passthrough_ll example (the
@@ -70,6 +70,7 @@ Usage: $prog [OPTIONS]
   --size SIZE          region every job works on, = volume size to create
                        (default 1G; K/M/G suffixes)
   --seq-iodepth N      iodepth of the 1 MiB sequential jobs (default 4)
+  --chunk SIZE         chunk size of the arrays (default 64K; mdadm's is 512K)
   --out DIR            results directory (default ./bench-results/DATE)
   --dir DIR            work directory for member files (default \$BENCH_DIR or
                        /var/tmp/raidfuse-bench.PID); removed at the end unless --keep
@@ -104,6 +105,7 @@ EOF
 runtime=10
 size_arg=1G
 seq_qd=4
+chunk_arg=64K
 out=
 work=${BENCH_DIR:+$BENCH_DIR/raidfuse-bench.$$}
 keep=0
@@ -132,6 +134,7 @@ while [ $# -gt 0 ]; do
 	--size) need_arg "$@"; size_arg=$2; shift ;;
 	--hot-size) need_arg "$@"; hot_arg=$2; shift ;;
 	--seq-iodepth) need_arg "$@"; seq_qd=$2; shift ;;
+	--chunk) need_arg "$@"; chunk_arg=$2; shift ;;
 	--out) need_arg "$@"; out=$2; shift ;;
 	--dir) need_arg "$@"; work=$2/raidfuse-bench.$$; shift ;;
 	--keep) keep=1 ;;
@@ -176,6 +179,12 @@ vol_bytes=$((vol_mib * 1024 * 1024))
 hot_mib=$(size_mib "$hot_arg") || die "--hot-size '$hot_arg' is not a size (like 32M)"
 [ "$hot_mib" -le "$vol_mib" ] || die "--hot-size $hot_arg is larger than --size $size_arg"
 hot_bytes=$((hot_mib * 1024 * 1024))
+[[ ${chunk_arg^^} =~ ^([0-9]+)K$ ]] && chunk_kib=${BASH_REMATCH[1]} ||
+	{ [[ ${chunk_arg^^} =~ ^1M$ ]] && chunk_kib=1024; } ||
+	die "--chunk '$chunk_arg' is not a chunk size from 4K to 1M (like 64K, 512K)"
+[ "$chunk_kib" -ge 4 ] && [ "$chunk_kib" -le 1024 ] && (((chunk_kib & (chunk_kib - 1)) == 0)) ||
+	die "--chunk '$chunk_arg' is not a power of two from 4K to 1M"
+chunk_arg=${chunk_kib}K
 
 # ------------------------------------------------------------ requirements
 command -v fio >/dev/null 2>&1 ||
@@ -276,11 +285,11 @@ for c in "${cache_list[@]}"; do [[ $c == on || $c == off ]] || die "unknown cach
 csv=$out/results.csv
 echo "date,config,level,members,cache,mount_opts,job,rep,rw,bs,iodepth,direct,runtime_s,read_bytes,write_bytes,MBps,IOPS,lat_mean_us,clat_p99_us,daemon_cpu_s,daemon_cpu_s_per_GiB,member_read_bytes,member_write_bytes,member_io_per_fio_byte,other_cpus,loadavg1,fio_error" >"$csv"
 
-declare -A R      # R[row|job] = MB/s or IOPS
-declare -A CPU    # CPU[row|job] = daemon CPU s/GiB
-declare -A BUSY   # BUSY[row|job] = 1 when other processes used the CPU
-declare -A ALLV   # ALLV[row|job] = every repetition's MB/s or IOPS
-declare -A ALLC   # ALLC[row|job] = every repetition's CPU s/GiB
+declare -A R=()   # R[row|job] = MB/s or IOPS
+declare -A CPU=() # CPU[row|job] = daemon CPU s/GiB
+declare -A BUSY=() # BUSY[row|job] = 1 when other processes used the CPU
+declare -A ALLV=() # ALLV[row|job] = every repetition's MB/s or IOPS
+declare -A ALLC=() # ALLC[row|job] = every repetition's CPU s/GiB
 rows=()           # table rows in order
 declare -A ROWNAME
 
@@ -463,8 +472,8 @@ run_array() {
 	# Member size: the region over the data members, + 1 MiB data offset,
 	# + 1 MiB of slack for rounding to whole chunks.
 	local mem_mib=$(((vol_mib + k - 1) / k + 2))
-	progress "== $id: RAID$level of $n members of ${mem_mib} MiB, 64K chunk"
-	"$rf" create --level "$level" --raid-devices "$n" --chunk 64K --size "${mem_mib}M" \
+	progress "== $id: RAID$level of $n members of ${mem_mib} MiB, $chunk_arg chunk"
+	"$rf" create --level "$level" --raid-devices "$n" --chunk "$chunk_arg" --size "${mem_mib}M" \
 		"${members[@]}" >>"$log" 2>&1 || die "raidfuse create of $id failed (see $log)"
 	local cache first=1
 	for cache in "${modes[@]}"; do
@@ -704,7 +713,7 @@ machine_md() {
 	echo "- work dir: $work on $fs_line"
 	echo "- $rf_version: $rf (built $(date -r "$rf" '+%Y-%m-%d %H:%M')); tree $top at $git_rev; $(fio --version)"
 	[ -z "$note" ] || echo "- $note"
-	echo "- region ${vol_mib} MiB (first ${vol_mib} MiB of each volume, filled before the jobs), ${runtime} s per job, sequential iodepth $seq_qd, 64 KiB chunks"
+	echo "- region ${vol_mib} MiB (first ${vol_mib} MiB of each volume, filled before the jobs), ${runtime} s per job, sequential iodepth $seq_qd, $chunk_kib KiB chunks"
 	[ "$vol_mib" -gt 64 ] || echo "- **the region fits in the 64 MiB stripe cache: RAID5/6 figures are cache figures, not member I/O** (a smoke test, not a measurement)"
 	echo "- page cache dropped before every job: $( [ $drop = 1 ] && echo yes || echo 'NO (not root or --no-drop-caches)')"
 	[ "$repeat" = 1 ] || echo "- every job run $repeat times: the best in the tables, the medians too in the ratios (all in results.csv)"
@@ -721,7 +730,7 @@ if [ $buffered = 1 ]; then
 	for ((i = 0; i < n; i++)); do members+=("$dir/m$i.img"); done
 	mem_mib=$(((vol_mib + k - 1) / k + 2))
 	progress "== buffered study: RAID5 x4, members of ${mem_mib} MiB"
-	"$rf" create --level 5 --raid-devices 4 --chunk 64K --size "${mem_mib}M" "${members[@]}" >>"$log" 2>&1 ||
+	"$rf" create --level 5 --raid-devices 4 --chunk "$chunk_arg" --size "${mem_mib}M" "${members[@]}" >>"$log" 2>&1 ||
 		die "raidfuse create failed (see $log)"
 	bjobs=(seq-write seq-read rr-qd1)
 	seq_qd=1

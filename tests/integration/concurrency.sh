@@ -20,6 +20,9 @@
 #                   of 1k-128k with unaligned lengths (bs_unaligned),
 #                   verify_backlog=16 (reads mixed with the writes);
 #       seq         [128M, 160M): sequential 1M writes (whole rows);
+#       seqq        [160M, 176M): sequential 1M O_DIRECT libaio writes,
+#                   iodepth 8: rows split between requests in flight
+#                   (write gathering, with the small cache's few rows);
 #       rread, rbuf, sread  readers over the whole volume, racing every
 #                   writer (not verified: they read ranges being written):
 #                   random 4k-128k O_DIRECT libaio iodepth 4, random
@@ -87,7 +90,7 @@ stacks() {
 
 # The fio jobs. fio_jobs FILE > JOBFILE; the readers are the sections
 # rread, rbuf and sread (left out of the --verify_only replay).
-WRITER_SECTIONS=(col0 col1 col2 col3 nbr seq)
+WRITER_SECTIONS=(col0 col1 col2 col3 nbr seq seqq)
 fio_jobs() {
 	cat <<EOF
 [global]
@@ -144,6 +147,15 @@ offset=128M
 size=32M
 rw=write
 bs=1M
+
+[seqq]
+offset=160M
+size=16M
+rw=write
+bs=1M
+ioengine=libaio
+iodepth=8
+direct=1
 
 [rread]
 verify=0

@@ -643,6 +643,7 @@ int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
 	size_t len = (size_t)r->nr_columns * COLUMN;
 	uint8_t *scratch = scratch_get(len * (size_t)nr_parity);
 	bool held[RAID_MAX_MEMBERS];            /* chunk k's bytes are the row's own */
+	bool changed[RAID_MAX_MEMBERS];         /* chunk k differs from its member */
 	struct band_io io = { .nr = 0 };
 	struct band_vec v;
 
@@ -652,6 +653,9 @@ int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
 	band_vec_roles(&v, r, nr_parity);
 	for (int k = 0; k < nr_data; k++) {
 		const uint8_t *src = chunk_src[k];
+		/* A chunk the row holds clean is on its member already: it
+		 * only feeds the parity. */
+		changed[k] = src || memchr(r->state[k], COLUMN_DIRTY, r->nr_columns);
 		/* A source ISA-L cannot read in place costs one copy into
 		 * the row, which then stays cached. */
 		if (src && (uintptr_t)src % PARITY_SRC_ALIGN_BYTES) {
@@ -664,7 +668,11 @@ int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
 	for (int s = nr_data; s < v.nr_slots; s++)
 		v.by_slot[s] = scratch + (size_t)(s - nr_data) * len;
 	band_gen_parity(&v, nr_data, nr_parity, len);
-	for (int s = 0; s < v.nr_slots; s++)
+	for (int k = 0; k < nr_data; k++)
+		if (changed[k] && role_writable(a, r, r->lay.data_role[k], 0, r->nr_columns))
+			band_io_add(&io, a, r, r->lay.data_role[k], v.by_slot[r->lay.data_qslot[k]], 0,
+			            r->nr_columns, true);
+	for (int s = nr_data; s < v.nr_slots; s++)
 		if (role_writable(a, r, v.role[s], 0, r->nr_columns))
 			band_io_add(&io, a, r, v.role[s], v.by_slot[s], 0, r->nr_columns, true);
 	int rc = band_io_run(&io, a);

@@ -79,7 +79,8 @@ int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role
 bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row *r);
 /* Write a whole row of data and its parity straight to the members: no
  * reads. chunk_src[k] holds chunk k's new bytes, or is NULL when the row
- * holds all of chunk k already (stripe_row_chunk_held). A source that is
+ * holds all of chunk k already (stripe_row_chunk_held; a chunk it holds
+ * clean only feeds the parity and is not rewritten). A source that is
  * PARITY_SRC_ALIGN_BYTES aligned is written in place, not copied (the
  * chunk's columns then become invalid); any other is copied into the row
  * (its columns stay clean). Only when stripe_row_all_present: degraded

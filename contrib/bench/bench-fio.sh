@@ -47,7 +47,9 @@
 #
 # Noise: the CPU the rest of the machine used during each job is recorded
 # (other_cpus); jobs where it exceeds 10% of a CPU are marked '!'.
-# --wait-idle and --repeat help on a shared machine.
+# --wait-idle and --repeat help on a shared machine; --interleave makes the
+# repetitions rounds over every configuration, so that slow drift of the
+# machine falls on all of them alike instead of on whichever ran last.
 #
 # Needs: fio (with libaio), gcc, pkg-config and libfuse3-dev (for the
 # passthrough), fusermount3, a raidfuse binary (--raidfuse, $RAIDFUSE,
@@ -91,6 +93,9 @@ Usage: $prog [OPTIONS]
   --no-drop-caches     do not drop the page cache before jobs
   --wait-idle S        before each job, wait up to S seconds for the rest of the
                        machine to use less than 5% of one CPU (default 0: don't)
+  --interleave         with --repeat N: N rounds, each running every
+                       configuration once, instead of N repetitions back to
+                       back (drift of the machine then falls on all alike)
   --repeat N           run every job N times (default 1): the tables show the
                        best, the ratios the best and the medians, and the
                        verdicts on the targets use the medians
@@ -119,6 +124,8 @@ drop=1
 wait_idle=0
 note=
 repeat=1
+interleave=0
+interleave_round=0   # the round under way with --interleave (0: none)
 buffered=0
 
 need_arg() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs an argument"; }
@@ -147,6 +154,7 @@ while [ $# -gt 0 ]; do
 	--wait-idle) need_arg "$@"; wait_idle=$2; shift ;;
 	--note) need_arg "$@"; note=$2; shift ;;
 	--repeat) need_arg "$@"; repeat=$2; shift ;;
+	--interleave) interleave=1 ;;
 	--buffered-compare) buffered=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; die "unknown option '$1'" ;;
@@ -292,13 +300,19 @@ declare -A ALLV=() # ALLV[row|job] = every repetition's MB/s or IOPS
 declare -A ALLC=() # ALLC[row|job] = every repetition's CPU s/GiB
 rows=()           # table rows in order
 declare -A ROWNAME
+# add_row ROW LABEL: a table row, once (--interleave comes back every round).
+add_row() {
+	[ -n "${ROWNAME[$1]:-}" ] || rows+=("$1")
+	ROWNAME[$1]=$2
+}
 
 # run_job ROW JOB FILE DAEMON_PID STATUS_FILE LEVEL MEMBERS CACHE MOUNT_OPTS [DIRECT] [ENGINE]
 # Runs the job --repeat times; the tables keep the best throughput (and the
 # CPU s/GiB of that repetition), results.csv has every repetition.
 run_job() {
-	local r
-	for ((r = 1; r <= repeat; r++)); do
+	local r first_rep=1 last_rep=$repeat
+	[ "$interleave_round" -gt 0 ] && first_rep=$interleave_round last_rep=$interleave_round
+	for ((r = first_rep; r <= last_rep; r++)); do
 		job_rep=$r
 		run_job_once "$@" && keep_best "$1" "$2"
 	done
@@ -472,10 +486,16 @@ run_array() {
 	# Member size: the region over the data members, + 1 MiB data offset,
 	# + 1 MiB of slack for rounding to whole chunks.
 	local mem_mib=$(((vol_mib + k - 1) / k + 2))
-	progress "== $id: RAID$level of $n members of ${mem_mib} MiB, $chunk_arg chunk"
-	"$rf" create --level "$level" --raid-devices "$n" --chunk "$chunk_arg" --size "${mem_mib}M" \
-		"${members[@]}" >>"$log" 2>&1 || die "raidfuse create of $id failed (see $log)"
 	local cache first=1
+	# With --interleave the array is made and filled in the first round
+	# and used again in the next ones.
+	if [ -e "$dir/.filled" ]; then
+		first=0
+	else
+		progress "== $id: RAID$level of $n members of ${mem_mib} MiB, $chunk_arg chunk"
+		"$rf" create --level "$level" --raid-devices "$n" --chunk "$chunk_arg" --size "${mem_mib}M" \
+			"${members[@]}" >>"$log" 2>&1 || die "raidfuse create of $id failed (see $log)"
+	fi
 	for cache in "${modes[@]}"; do
 		local row=$id-$cache
 		if [ "$id" = raid0-3 ]; then
@@ -503,15 +523,15 @@ run_array() {
 				fi
 			fi
 			sync "$rf_mnt/volume.img"
+			touch "$dir/.filled"
 			first=0
 		fi
-		rows+=("$row")
 		local label="RAID$level x$n"
 		if [ "$id" != raid0-3 ]; then
 			if [ "$level" = 5 ] || [ "$level" = 6 ]; then label="$label cache $cache"
 			else label="$label cache $cache*"; fi
 		fi
-		ROWNAME[$row]=$label
+		add_row "$row" "$label"
 		progress "== $row: mounted (daemon pid $rf_pid${rf_opts:+, $rf_opts})"
 		local j
 		for j in "${job_list[@]}"; do
@@ -520,7 +540,10 @@ run_array() {
 		done
 		umount_array "$rf_mnt"
 	done
-	[ $keep = 1 ] || rm -f "${members[@]}"
+	# Kept when asked, and for the next round (--interleave).
+	if [ $keep = 0 ] && { [ "$interleave_round" = 0 ] || [ "$interleave_round" = "$repeat" ]; }; then
+		rm -f "${members[@]}" "$dir/.filled"
+	fi
 }
 
 # ------------------------------------------------------------- baselines
@@ -556,7 +579,7 @@ build_passthrough() {
 
 run_plain() {
 	need_plain
-	rows+=(plain); ROWNAME[plain]="plain file (no FUSE)"
+	add_row plain "plain file (no FUSE)"
 	progress "== plain: $plain_file"
 	local j
 	for j in "${job_list[@]}"; do
@@ -576,7 +599,7 @@ run_passthrough() {
 	local i
 	for i in $(seq 50); do mountpoint -q "$pt_mnt" && break; sleep 0.1; done
 	mountpoint -q "$pt_mnt" || die "passthrough_ll did not mount (see $log)"
-	rows+=(passthrough); ROWNAME[passthrough]="passthrough_ll (FUSE ceiling)"
+	add_row passthrough "passthrough_ll (FUSE ceiling)"
 	progress "== passthrough: passthrough_ll over $plain_dir (pid $pt_pid)"
 	for j in "${job_list[@]}"; do
 		run_job passthrough "$j" "$pt_mnt/plain.img" "$pt_pid" "" passthrough 1 - "" || true
@@ -716,7 +739,7 @@ machine_md() {
 	echo "- region ${vol_mib} MiB (first ${vol_mib} MiB of each volume, filled before the jobs), ${runtime} s per job, sequential iodepth $seq_qd, $chunk_kib KiB chunks"
 	[ "$vol_mib" -gt 64 ] || echo "- **the region fits in the 64 MiB stripe cache: RAID5/6 figures are cache figures, not member I/O** (a smoke test, not a measurement)"
 	echo "- page cache dropped before every job: $( [ $drop = 1 ] && echo yes || echo 'NO (not root or --no-drop-caches)')"
-	[ "$repeat" = 1 ] || echo "- every job run $repeat times: the best in the tables, the medians too in the ratios (all in results.csv)"
+	[ "$repeat" = 1 ] || echo "- every job run $repeat times$( [ $interleave = 1 ] && echo ", in $repeat rounds over all configurations (--interleave)"): the best in the tables, the medians too in the ratios (all in results.csv)"
 	[ $buffered = 1 ] ||
 		echo "- ${direct_io_note:-raidfuse mounted by default (no --direct-io): fio direct=1 bypasses the kernel page cache of volume.img.}"
 }
@@ -802,13 +825,24 @@ if awk -v l="$load_now" 'BEGIN { exit !(l > 0.5) }'; then
 	progress "warning: load average $load_now: other work on this machine will disturb the figures"
 fi
 
-for c in "${config_list[@]}"; do
-	case $c in
-	plain) run_plain ;;
-	passthrough) run_passthrough ;;
-	*) run_array "$c" ;;
-	esac
-done
+run_configs() {
+	local c
+	for c in "${config_list[@]}"; do
+		case $c in
+		plain) run_plain ;;
+		passthrough) run_passthrough ;;
+		*) run_array "$c" ;;
+		esac
+	done
+}
+if [ $interleave = 1 ]; then
+	for ((interleave_round = 1; interleave_round <= repeat; interleave_round++)); do
+		progress "== round $interleave_round of $repeat"
+		run_configs
+	done
+else
+	run_configs
+fi
 
 tables=$(print_tables)
 {

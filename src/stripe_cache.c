@@ -486,8 +486,8 @@ int stripe_cache_create(struct raid_array *a, struct stripe_cache **out)
 		c->max_entries = CACHE_MIN_ROWS;
 	if (a->tuning.cache_bytes == 0)
 		c->max_entries = CACHE_UNCACHED_ROWS;
-	/* Rows pinned by waiting writes stay a minority, so the requests
-	 * they wait for always find room. */
+	/* Rows pinned for waiting writes (until their owners return) stay a
+	 * minority, so the requests they wait for always find room. */
 	c->max_gather = c->max_entries / 4 ? c->max_entries / 4 : 1;
 	c->nr_buckets = 64;
 	while (c->nr_buckets < c->max_entries * 2)
@@ -753,7 +753,6 @@ static void gather_finish(struct stripe_cache *c, struct cache_entry *e, int rc)
 	for (struct gather_piece *p = e->gather; p; p = p->next) {
 		p->done = true;
 		p->rc = rc;
-		c->nr_gather--;
 	}
 	e->gather = NULL;
 	e->gather_mask = 0;
@@ -858,6 +857,10 @@ static int gather_wait(struct stripe_cache *c, struct write_flight *self,
 		}
 		if (p->rc < 0 && rc == 0)
 			rc = p->rc;
+		/* A piece counts against max_gather until its pin goes: a
+		 * done piece's owner still holds it while it works on its
+		 * later rows. */
+		c->nr_gather--;
 		entry_put_locked(c, e);
 	}
 	for (struct write_flight **f = &c->flights; *f; f = &(*f)->next)

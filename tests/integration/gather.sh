@@ -53,16 +53,24 @@ seq_job() {
 		>"$WORK/$name.out" 2>&1 || fail "$tag: fio $name failed: $(tail -n 20 "$WORK/$name.out")"
 }
 
+# make_array TAG MEMBER_SIZE LEVEL N CHUNK [create options]: members (in
+# the global array members) and raidfuse create.
+make_array() {
+	local tag=$1 size=$2 level=$3 n=$4 chunk=$5 i
+	shift 5
+	members=()
+	for ((i = 0; i < n; i++)); do
+		truncate -s "$size" "$WORK/m$i"
+		members+=("$WORK/m$i")
+	done
+	"$RAIDFUSE" create --level "$level" --chunk "$chunk" --raid-devices "$n" "$@" "${members[@]}" \
+		>"$WORK/create.out" 2>&1 || fail "$tag: create failed: $(cat "$WORK/create.out")"
+}
+
 run_array() {
 	local tag=$1 level=$2 n=$3 chunk=$4
 	shift 4
-	local members=() i
-	for ((i = 0; i < n; i++)); do
-		truncate -s 40M "$WORK/m$i"
-		members+=("$WORK/m$i")
-	done
-	"$RAIDFUSE" create --level "$level" --chunk "$chunk" --raid-devices "$n" "${members[@]}" \
-		>"$WORK/create.out" 2>&1 || fail "$tag: create failed: $(cat "$WORK/create.out")"
+	make_array "$tag" 40M "$level" "$n" "$chunk"
 	mnt_ok "$tag" "$@" "${members[@]}"
 
 	local pass
@@ -114,13 +122,8 @@ written_total() {
 counter() { sed -n "s/^$1: //p" "$MNT/.raidfuse/status"; }
 
 tiny_cache_check() {
-	local tag="tiny cache" members=() i
-	for ((i = 0; i < 4; i++)); do
-		truncate -s 200M "$WORK/m$i"
-		members+=("$WORK/m$i")
-	done
-	"$RAIDFUSE" create --level 5 --chunk 64K --raid-devices 4 "${members[@]}" \
-		>"$WORK/create.out" 2>&1 || fail "$tag: create failed: $(cat "$WORK/create.out")"
+	local tag="tiny cache"
+	make_array "$tag" 200M 5 4 64K
 	mnt_ok "$tag" --cache-mib 1 "${members[@]}"
 	fio --name=tiny --filename="$MNT/volume.img" --rw=write --bs=4M --direct=1 \
 		--ioengine=libaio --iodepth=16 --numjobs=3 --offset_increment=160M --size=160M \
@@ -147,13 +150,8 @@ tiny_cache_check() {
 }
 
 clean_row_check() {
-	local tag="clean row" members=() i
-	for ((i = 0; i < 4; i++)); do
-		truncate -s 40M "$WORK/m$i"
-		members+=("$WORK/m$i")
-	done
-	"$RAIDFUSE" create --level 5 --chunk 64K --raid-devices 4 --bitmap none "${members[@]}" \
-		>"$WORK/create.out" 2>&1 || fail "$tag: create failed: $(cat "$WORK/create.out")"
+	local tag="clean row"
+	make_array "$tag" 40M 5 4 64K --bitmap none
 	mnt_ok "$tag" "${members[@]}"
 	local row_off=$((20 * 192 * 1024)) before direct_before
 	# Chunk 0 of the row, then fsync: the flush reads chunks 1 and 2

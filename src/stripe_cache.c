@@ -552,19 +552,20 @@ static uint64_t cache_row_bytes(const struct raid_array *a)
 }
 
 /* Where volume byte `off` lies: its row, the data chunk k in that row,
- * the offset in the chunk, and how many of len bytes the chunk holds. */
-struct read_piece {
+ * the offset in the chunk, and how many of len bytes the chunk holds
+ * (reads and writes cut their ranges at chunks with it). */
+struct chunk_piece {
 	uint64_t row;
 	int k;
 	uint64_t lo;
 	size_t len;
 };
 
-static struct read_piece piece_at(const struct raid_array *a, uint64_t off, size_t len)
+static struct chunk_piece piece_at(const struct raid_array *a, uint64_t off, size_t len)
 {
 	uint64_t chunk = a->geo.chunk_bytes, row_bytes = cache_row_bytes(a);
 	uint64_t in_row = off % row_bytes;
-	struct read_piece p = {
+	struct chunk_piece p = {
 		.row = off / row_bytes,
 		.k = (int)(in_row / chunk),
 		.lo = in_row % chunk,
@@ -574,7 +575,7 @@ static struct read_piece piece_at(const struct raid_array *a, uint64_t off, size
 }
 
 /* One piece through a cached row. */
-static int read_piece_cached(struct stripe_cache *c, const struct read_piece *p, char *dst)
+static int read_piece_cached(struct stripe_cache *c, const struct chunk_piece *p, char *dst)
 {
 	struct raid_array *a = c->a;
 	struct cache_entry *e;
@@ -623,7 +624,7 @@ static int direct_reads_run(struct stripe_cache *c, struct direct_reads *d)
 		}
 		/* The row path retries, rebuilds from parity and rewrites the
 		 * bad range, or fails the member (md's read-error handling). */
-		struct read_piece p = piece_at(c->a, d->off[i], req->len_bytes);
+		struct chunk_piece p = piece_at(c->a, d->off[i], req->len_bytes);
 		rc = read_piece_cached(c, &p, req->buf);
 	}
 	return rc;
@@ -645,7 +646,7 @@ int stripe_cache_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	readahead_note_locked(c, off, len, (off + len - 1) / row_bytes, nr_rows);
 	pthread_mutex_unlock(&c->lock);
 	while (len > 0 && rc == 0) {
-		struct read_piece p = piece_at(a, off, len);
+		struct chunk_piece p = piece_at(a, off, len);
 
 		/* A row the cache does not hold has nothing newer than the
 		 * members (rows leave the cache only clean), so its bytes come
@@ -879,17 +880,15 @@ static int entry_write_held(struct stripe_cache *c, struct cache_entry *e, uint6
                             size_t len, const char *src)
 {
 	struct raid_array *a = c->a;
-	uint64_t chunk = a->geo.chunk_bytes;
+	uint64_t off = e->r.row * cache_row_bytes(a) + in_row;
 	int rc = e->gather ? gather_absorb(c, e) : 0;
 
-	for (uint64_t pos = in_row; pos < in_row + len && rc == 0;) {
-		int k = (int)(pos / chunk);
-		uint64_t lo = pos % chunk;
-		uint64_t hi = in_row + len - (uint64_t)k * chunk;
-		if (hi > chunk)
-			hi = chunk;
-		rc = stripe_row_write(a, &e->r, k, lo, hi, src + (pos - in_row));
-		pos = (uint64_t)k * chunk + hi;
+	while (len > 0 && rc == 0) {
+		struct chunk_piece p = piece_at(a, off, len);
+		rc = stripe_row_write(a, &e->r, p.k, p.lo, p.lo + p.len, src);
+		src += p.len;
+		off += p.len;
+		len -= p.len;
 	}
 	/* Write-through: the request returns only once the row is on the
 	 * members. A row this request completed goes out now too: it needs

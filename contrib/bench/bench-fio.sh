@@ -167,19 +167,25 @@ done
 [[ $runtime =~ ^[0-9]+$ ]] && [ "$runtime" -ge 1 ] || die "--runtime '$runtime' is not a whole number of seconds >= 1"
 [[ $seq_qd =~ ^[0-9]+$ ]] && [ "$seq_qd" -ge 1 ] || die "--seq-iodepth '$seq_qd' is not a number >= 1"
 
-# SIZE -> MiB (whole MiB, at least 16).
-size_mib() {
+# SIZE -> KiB (a bare number is MiB).
+size_kib() {
 	local s=${1^^} n unit
 	s=${s%IB}; s=${s%B}
 	[[ $s =~ ^([0-9]+)([KMGT]?)$ ]] || return 1
 	n=${BASH_REMATCH[1]}; unit=${BASH_REMATCH[2]}
 	case $unit in
-	K) n=$((n / 1024)) ;;
-	''|M) ;;
-	G) n=$((n * 1024)) ;;
-	T) n=$((n * 1024 * 1024)) ;;
+	K) ;;
+	''|M) n=$((n * 1024)) ;;
+	G) n=$((n * 1024 * 1024)) ;;
+	T) n=$((n * 1024 * 1024 * 1024)) ;;
 	esac
 	echo "$n"
+}
+# SIZE -> whole MiB.
+size_mib() {
+	local kib
+	kib=$(size_kib "$1") || return 1
+	echo $((kib / 1024))
 }
 vol_mib=$(size_mib "$size_arg") || die "--size '$size_arg' is not a size (like 512M, 1G)"
 [ "$vol_mib" -ge 16 ] || die "--size must be at least 16M"
@@ -187,8 +193,7 @@ vol_bytes=$((vol_mib * 1024 * 1024))
 hot_mib=$(size_mib "$hot_arg") || die "--hot-size '$hot_arg' is not a size (like 32M)"
 [ "$hot_mib" -le "$vol_mib" ] || die "--hot-size $hot_arg is larger than --size $size_arg"
 hot_bytes=$((hot_mib * 1024 * 1024))
-[[ ${chunk_arg^^} =~ ^([0-9]+)K$ ]] && chunk_kib=${BASH_REMATCH[1]} ||
-	{ [[ ${chunk_arg^^} =~ ^1M$ ]] && chunk_kib=1024; } ||
+chunk_kib=$(size_kib "$chunk_arg") ||
 	die "--chunk '$chunk_arg' is not a chunk size from 4K to 1M (like 64K, 512K)"
 [ "$chunk_kib" -ge 4 ] && [ "$chunk_kib" -le 1024 ] && (((chunk_kib & (chunk_kib - 1)) == 0)) ||
 	die "--chunk '$chunk_arg' is not a power of two from 4K to 1M"

@@ -380,6 +380,21 @@ static int band_load_retry(struct raid_array *a, struct stripe_row *r, uint32_t 
 	return rc;
 }
 
+/* Bytes of a row (all its members) per step when whole columns are
+ * written with parity computed on the way: with the page cache copies of
+ * the same bytes, what one CPU's cache holds comfortably (2 MiB of L2 on
+ * the machine measured). The parity pass then brings a step's data into
+ * the cache and the member writes copy it from there; over whole chunks
+ * of 512 KiB it would have left the cache again, and every byte would
+ * come from memory twice. */
+#define ROW_SLICE_BYTES (512u * 1024u)
+
+static uint32_t row_slice_columns(const struct raid_array *a)
+{
+	uint32_t columns = ROW_SLICE_BYTES / COLUMN / (uint32_t)a->geo.raid_disks;
+	return columns ? columns : 1;
+}
+
 /* Write the dirty columns and the given parity of a uniform band. */
 static int band_write_out(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
                           const struct band_vec *v)
@@ -402,6 +417,31 @@ static void band_gen_parity(struct band_vec *v, int nr_data, int nr_parity, size
 		parity_gen_pq(v->by_slot, nr_data, v->by_slot[nr_data], v->by_slot[nr_data + 1], len);
 	else
 		parity_gen_p(v->by_slot, nr_data, v->by_slot[nr_data], len);
+}
+
+/* With every data column of band [c0, c1) in memory: compute the parity
+ * and write it with the dirty columns, a slice at a time. v holds the
+ * band's roles; scratch takes one slice of parity. */
+static int band_write_full(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
+                           struct band_vec *v, uint8_t *scratch)
+{
+	int nr_data = r->lay.nr_data, nr_parity = v->nr_slots - nr_data;
+	uint32_t step = row_slice_columns(a);
+
+	for (uint32_t s0 = c0; s0 < c1; s0 += step) {
+		uint32_t s1 = c1 - s0 > step ? s0 + step : c1;
+		size_t at = (size_t)s0 * COLUMN, len = (size_t)(s1 - s0) * COLUMN;
+
+		for (int k = 0; k < nr_data; k++)
+			v->by_slot[r->lay.data_qslot[k]] = r->data[k] + at;
+		for (int s = nr_data; s < v->nr_slots; s++)
+			v->by_slot[s] = scratch + (size_t)(s - nr_data) * len;
+		band_gen_parity(v, nr_data, nr_parity, len);
+		int rc = band_write_out(a, r, s0, s1, v);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
@@ -455,16 +495,18 @@ static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, u
 				parity_update_q(v.by_slot[nr_data + 1], old[k], r->data[k] + at,
 				                r->lay.data_qslot[k], len);
 		}
+		rc = band_write_out(a, r, c0, c1, &v);
+		if (rc < 0)
+			return rc;
 		stats->rmw++;
 	} else {
 		/* Reconstruct-write (or degraded): all data in memory, then
-		 * parity from scratch. */
+		 * parity from scratch, a slice at a time. */
 		rc = band_load(a, r, c0, c1, -1, true);
+		if (rc == 0)
+			rc = band_write_full(a, r, c0, c1, &v, scratch);
 		if (rc < 0)
 			return rc;
-		for (int k = 0; k < nr_data; k++)
-			v.by_slot[r->lay.data_qslot[k]] = r->data[k] + at;
-		band_gen_parity(&v, nr_data, nr_parity, len);
 		if (nr_missing)
 			stats->degraded++;
 		else if (nr_invalid == 0)
@@ -472,9 +514,6 @@ static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, u
 		else
 			stats->rcw++;
 	}
-	rc = band_write_out(a, r, c0, c1, &v);
-	if (rc < 0)
-		return rc;
 	for (int k = 0; k < nr_data; k++)
 		if (r->state[k][c0] == COLUMN_DIRTY)
 			band_set_state(r, k, c0, c1, COLUMN_CLEAN);
@@ -636,19 +675,12 @@ bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row 
 	return true;
 }
 
-/* Bytes of a row (all its members) per step of stripe_row_write_whole:
- * with the page cache copies of the same bytes, what one CPU's cache
- * holds comfortably (2 MiB of L2 on the machine measured). */
-#define WHOLE_SLICE_BYTES (512u * 1024u)
-
 int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
                            const void *const chunk_src[], struct stripe_row_stats *stats)
 {
 	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
 	size_t len = (size_t)r->nr_columns * COLUMN;
-	uint32_t slice_columns = WHOLE_SLICE_BYTES / COLUMN / (uint32_t)a->geo.raid_disks;
-	if (slice_columns == 0)
-		slice_columns = 1;
+	uint32_t slice_columns = row_slice_columns(a);
 	uint8_t *scratch = scratch_get((size_t)slice_columns * COLUMN * (size_t)nr_parity);
 	bool held[RAID_MAX_MEMBERS];            /* chunk k's bytes are the row's own */
 	bool changed[RAID_MAX_MEMBERS];         /* chunk k differs from its member */
@@ -674,10 +706,7 @@ int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
 		v.by_slot[r->lay.data_qslot[k]] = held[k] ? r->data[k] : (void *)src;
 	}
 	int rc = 0;
-	/* Slice by slice: the parity pass brings a slice's data into this
-	 * CPU's cache and the writes copy it from there. Over whole chunks of
-	 * 512 KiB it would have left the cache again, and every byte would
-	 * come from memory twice. */
+	/* Slice by slice (ROW_SLICE_BYTES). */
 	for (uint32_t c0 = 0; c0 < r->nr_columns && rc == 0; c0 += slice_columns) {
 		uint32_t c1 = r->nr_columns - c0 > slice_columns ? c0 + slice_columns : r->nr_columns;
 		size_t at = (size_t)c0 * COLUMN, slice_len = (size_t)(c1 - c0) * COLUMN;
@@ -735,16 +764,15 @@ static int row_full_parity(struct raid_array *a, struct stripe_row *r, struct ba
 
 int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r)
 {
-	struct band_io io = { .nr = 0 };
+	int nr_parity = row_nr_parity(a);
+	uint8_t *scratch = scratch_get((size_t)row_slice_columns(a) * COLUMN * (size_t)nr_parity);
 	struct band_vec v;
-	int rc = row_full_parity(a, r, &v);
 
-	if (rc < 0)
-		return rc;
-	for (int s = r->lay.nr_data; s < v.nr_slots; s++)
-		if (role_writable(a, r, v.role[s], 0, r->nr_columns))
-			band_io_add(&io, a, r, v.role[s], v.by_slot[s], 0, r->nr_columns, true);
-	return band_io_run(&io, a);
+	if (!scratch)
+		return -ENOMEM;
+	/* Every column is clean: only P (and Q) are written. */
+	band_vec_roles(&v, r, nr_parity);
+	return band_write_full(a, r, 0, r->nr_columns, &v, scratch);
 }
 
 int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role,

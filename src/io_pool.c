@@ -36,7 +36,10 @@ struct io_pool {
 
 static void io_req_execute(struct io_req *req)
 {
-	if (req->is_write)
+	if (req->is_write && req->nr_iov > 0)
+		req->result = member_writev(req->member, req->iov, req->nr_iov,
+		                            req->data_off_bytes);
+	else if (req->is_write)
 		req->result = member_write(req->member, req->buf, req->len_bytes,
 		                           req->data_off_bytes);
 	else

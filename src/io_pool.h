@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct iovec;
 struct member;
 struct io_pool;
 
@@ -16,6 +17,10 @@ struct io_req {
 	struct member *member;
 	void *buf;
 	size_t len_bytes;
+	/* A write of several buffers back to back (member_writev): when
+	 * nr_iov > 0 these replace buf, and len_bytes is their sum. */
+	const struct iovec *iov;
+	int nr_iov;
 	uint64_t data_off_bytes;     /* relative to the member's data area */
 	bool is_write;
 	int result;                  /* 0 or -errno, filled in by io_pool_run */

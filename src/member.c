@@ -164,21 +164,25 @@ int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off
 	return 0;
 }
 
-/* Write the whole buffer at off_bytes, retrying short writes; rwf_flags
- * as for pwritev2 (0, or RWF_DSYNC). -EOPNOTSUPP, counted as no error,
- * when the kernel or file system does not take the flags. */
-static int member_pwrite_all(struct member *m, const void *buf, size_t len_bytes,
-                             uint64_t off_bytes, int rwf_flags)
+/* Write every byte of iov[0..nr_iov) at off_bytes, retrying short
+ * writes (iov is consumed: a short write advances it); rwf_flags as for
+ * pwritev2 (0, or RWF_DSYNC). -EOPNOTSUPP, counted as no error, when the
+ * kernel or file system does not take the flags. */
+static int member_pwritev_all(struct member *m, struct iovec *iov, int nr_iov,
+                              uint64_t off_bytes, int rwf_flags)
 {
-	const char *cursor = buf;
-
 	if (m->read_only)
 		return -EROFS;
 	if (m->fault && m->fault->vanished)
 		return -EIO;
-	while (len_bytes > 0) {
-		struct iovec iov = { .iov_base = (void *)cursor, .iov_len = len_bytes };
-		ssize_t put = pwritev2(m->fd, &iov, 1, (off_t)off_bytes, rwf_flags);
+	while (nr_iov > 0) {
+		if (iov->iov_len == 0) {
+			iov++;
+			nr_iov--;
+			continue;
+		}
+		int batch = nr_iov < IOV_MAX ? nr_iov : IOV_MAX;
+		ssize_t put = pwritev2(m->fd, iov, batch, (off_t)off_bytes, rwf_flags);
 		if (put < 0) {
 			if (errno == EINTR)
 				continue;
@@ -192,11 +196,26 @@ static int member_pwrite_all(struct member *m, const void *buf, size_t len_bytes
 			return -EIO;
 		}
 		atomic_fetch_add(&m->bytes_written, (uint64_t)put);
-		cursor += put;
-		len_bytes -= (size_t)put;
 		off_bytes += (uint64_t)put;
+		for (size_t left = (size_t)put; left > 0;) {
+			size_t step = left < iov->iov_len ? left : iov->iov_len;
+			iov->iov_base = (char *)iov->iov_base + step;
+			iov->iov_len -= step;
+			left -= step;
+			if (iov->iov_len == 0) {
+				iov++;
+				nr_iov--;
+			}
+		}
 	}
 	return 0;
+}
+
+static int member_pwrite_all(struct member *m, const void *buf, size_t len_bytes,
+                             uint64_t off_bytes, int rwf_flags)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len_bytes };
+	return member_pwritev_all(m, &iov, 1, off_bytes, rwf_flags);
 }
 
 int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint64_t off_bytes)
@@ -225,6 +244,24 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 		return rc;
 	}
 	return member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+}
+
+int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_t data_off_bytes)
+{
+	size_t len_bytes = 0;
+	for (int i = 0; i < nr_iov; i++)
+		len_bytes += iov[i].iov_len;
+	int rc = m->fault ? member_fault_before(m, true, data_off_bytes, len_bytes) : 0;
+	if (rc < 0) {
+		atomic_fetch_add(&m->write_errors, 1);
+		return rc;
+	}
+	/* The caller's vector stays as it was: short writes consume a copy. */
+	struct iovec left[MEMBER_WRITEV_MAX];
+	if (nr_iov > MEMBER_WRITEV_MAX)
+		return -EINVAL;
+	memcpy(left, iov, (size_t)nr_iov * sizeof(*iov));
+	return member_pwritev_all(m, left, nr_iov, m->data_offset_bytes + data_off_bytes, 0);
 }
 
 /* Set once a kernel or file system has refused RWF_DSYNC. */

@@ -80,6 +80,12 @@ int member_super_store(struct member *m);
  * Short transfers are retried; returns 0 or a negative errno. */
 int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes);
 int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes);
+/* member_write of the buffers of iov[0..nr_iov) (at most
+ * MEMBER_WRITEV_MAX), back to back from data_off_bytes: one system call
+ * for what would be several writes of neighbouring ranges. */
+#define MEMBER_WRITEV_MAX 64
+struct iovec;
+int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_t data_off_bytes);
 /* The same at an absolute byte offset of the file or device. */
 int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes);
 int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint64_t off_bytes);

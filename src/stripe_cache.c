@@ -348,6 +348,36 @@ static int entry_write_whole_held(struct stripe_cache *c, struct cache_entry *e,
 	return rc;
 }
 
+/* Rows [run[0], run[nr)) written whole from src, as one run. Caller
+ * holds every entry's lock and a pin. */
+static int entries_write_run_held(struct stripe_cache *c, struct cache_entry *const run[], int nr,
+                                  const char *src)
+{
+	struct raid_array *a = c->a;
+	struct stripe_row_stats stats = { 0 };
+	struct stripe_row *rows[STRIPE_RUN_MAX_ROWS];
+	const void *chunk_src[STRIPE_RUN_MAX_ROWS * RAID_MAX_MEMBERS];
+	int nr_data = run[0]->r.lay.nr_data;
+	uint64_t chunk = a->geo.chunk_bytes;
+
+	for (int i = 0; i < nr; i++) {
+		rows[i] = &run[i]->r;
+		for (int k = 0; k < nr_data; k++)
+			chunk_src[i * nr_data + k] = src + ((size_t)i * (size_t)nr_data + (size_t)k) * chunk;
+	}
+	uint64_t dev_off = run[0]->r.lay.member_off_bytes, dev_len = (uint64_t)nr * chunk;
+	int rc = bitmap_start_write(a, dev_off, dev_len);
+	if (rc == 0)
+		rc = stripe_rows_write_whole(a, rows, nr, chunk_src, &stats);
+	bitmap_end_write(a, dev_off, dev_len);
+	if (rc < 0)
+		array_note_write_error(a, rc);
+	atomic_fetch_add(&c->counters.full_row_writes, stats.full_row);
+	atomic_fetch_add(&c->counters.direct_rows, stats.full_row);
+	atomic_fetch_add(&c->counters.run_rows, stats.run_rows);
+	return rc;
+}
+
 static int entry_flush(struct stripe_cache *c, struct cache_entry *e)
 {
 	pthread_mutex_lock(&e->lock);
@@ -899,6 +929,39 @@ static int entry_write_held(struct stripe_cache *c, struct cache_entry *e, uint6
 	return rc;
 }
 
+/* Add the rows after run[0] (acquired, whole in this request) that can go
+ * out with it as one run: up to max whole rows of the request, each taken
+ * only if that needs no waiting (no cache slot to wait for, its lock
+ * free), so holding several rows cannot deadlock. Returns how many rows
+ * the run holds. */
+static int run_extend(struct stripe_cache *c, struct cache_entry *run[], int max)
+{
+	int nr = 1;
+
+	if (run[0]->gather || !stripe_row_all_present(c->a, &run[0]->r))
+		return 1;
+	while (nr < max) {
+		struct cache_entry *e;
+
+		pthread_mutex_lock(&c->lock);
+		int rc = entry_get_locked(c, run[0]->r.row + (uint64_t)nr, false, &e);
+		pthread_mutex_unlock(&c->lock);
+		if (rc < 0)
+			break;
+		if (pthread_mutex_trylock(&e->lock) != 0) {
+			entry_put(c, e);
+			break;
+		}
+		if (e->gather) {
+			pthread_mutex_unlock(&e->lock);
+			entry_put(c, e);
+			break;
+		}
+		run[nr++] = e;
+	}
+	return nr;
+}
+
 int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 {
 	struct stripe_cache *c = a->cache;
@@ -925,6 +988,34 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 		rc = entry_acquire(c, row, &e);
 		if (rc < 0)
 			break;
+		/* Whole rows in a row go out as one run (small chunks). */
+		int run_max = in_row == 0 ? (int)(len / row_bytes) : 0;
+		if (run_max > stripe_run_max_rows(a))
+			run_max = stripe_run_max_rows(a);
+		if (run_max >= 2) {
+			struct cache_entry *run[STRIPE_RUN_MAX_ROWS] = { e };
+			int nr = run_extend(c, run, run_max);
+			if (nr >= 2) {
+				rc = entries_write_run_held(c, run, nr, src);
+				for (int i = 0; i < nr; i++) {
+					run[i]->read_ahead = false;
+					if (!cache_retains(c))
+						stripe_row_reset(&run[i]->r, a, run[i]->r.row);
+					pthread_mutex_unlock(&run[i]->lock);
+				}
+				size_t run_bytes = (size_t)nr * (size_t)row_bytes;
+				pthread_mutex_lock(&c->lock);
+				for (int i = 0; i < nr; i++)
+					entry_put_locked(c, run[i]);
+				if (gathering)
+					flight_progress_locked(c, &flight, off + run_bytes);
+				pthread_mutex_unlock(&c->lock);
+				src += run_bytes;
+				off += run_bytes;
+				len -= run_bytes;
+				continue;
+			}
+		}
 		how = gather_try(c, e, gathering && nr_pieces < 2 ? &flight : NULL, in_row, piece,
 		                 src, &pieces[nr_pieces], &rc);
 		if (how == GATHER_NO)
@@ -1014,6 +1105,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 "cache_dirty_rows: %zu\ncache_hits: %" PRIu64 "\ncache_misses: %" PRIu64
 	                 "\ndirect_reads: %" PRIu64 "\nrows_flushed: %" PRIu64 "\nfull_row_writes: %" PRIu64
 	                 "\ndirect_row_writes: %" PRIu64 "\ngathered_row_writes: %" PRIu64
+	                 "\nrun_row_writes: %" PRIu64
 	                 "\nrmw_writes: %" PRIu64 "\nrcw_writes: %" PRIu64
 	                 "\ndegraded_writes: %" PRIu64 "\nreadahead_rows: %" PRIu64
 	                 "\nreadahead_hits: %" PRIu64 "\n",
@@ -1025,6 +1117,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 (uint64_t)atomic_load(&n->full_row_writes),
 	                 (uint64_t)atomic_load(&n->direct_rows),
 	                 (uint64_t)atomic_load(&n->gathered_rows),
+	                 (uint64_t)atomic_load(&n->run_rows),
 	                 (uint64_t)atomic_load(&n->rmw_writes), (uint64_t)atomic_load(&n->rcw_writes),
 	                 (uint64_t)atomic_load(&n->degraded_writes),
 	                 (uint64_t)atomic_load(&n->readahead_rows),

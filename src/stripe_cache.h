@@ -26,6 +26,9 @@ struct stripe_cache_counters {
 	atomic_uint_fast64_t direct_rows;     /* whole rows written from the request */
 	atomic_uint_fast64_t gathered_rows;   /* of those, rows gathered from several
 	                                       * requests (write gathering) */
+	atomic_uint_fast64_t run_rows;        /* of those, rows written in runs of
+	                                       * consecutive rows, one member write
+	                                       * per run (small chunks) */
 	atomic_uint_fast64_t rmw_writes;      /* read-modify-write bands */
 	atomic_uint_fast64_t rcw_writes;      /* reconstruct-write bands */
 	atomic_uint_fast64_t degraded_writes; /* bands written with a member missing */

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "array.h"
 #include "io_pool.h"
@@ -675,66 +676,182 @@ bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row 
 	return true;
 }
 
-int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
-                           const void *const chunk_src[], struct stripe_row_stats *stats)
-{
-	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
-	size_t len = (size_t)r->nr_columns * COLUMN;
-	uint32_t slice_columns = row_slice_columns(a);
-	uint8_t *scratch = scratch_get((size_t)slice_columns * COLUMN * (size_t)nr_parity);
+/* A row written whole: its roles, where each data chunk's new bytes are,
+ * and which chunks are written. */
+struct whole_row {
+	struct band_vec v;
 	bool held[RAID_MAX_MEMBERS];            /* chunk k's bytes are the row's own */
 	bool changed[RAID_MAX_MEMBERS];         /* chunk k differs from its member */
-	struct band_io io = { .nr = 0 };
-	struct band_vec v;
+};
 
-	if (!scratch)
-		return -ENOMEM;
-	suspects_clear();
-	band_vec_roles(&v, r, nr_parity);
-	for (int k = 0; k < nr_data; k++) {
+static void whole_row_prepare(struct stripe_row *r, int nr_parity, const void *const chunk_src[],
+                              struct whole_row *w)
+{
+	size_t len = (size_t)r->nr_columns * COLUMN;
+
+	band_vec_roles(&w->v, r, nr_parity);
+	for (int k = 0; k < r->lay.nr_data; k++) {
 		const uint8_t *src = chunk_src[k];
 		/* A chunk the row holds clean is on its member already: it
 		 * only feeds the parity. */
-		changed[k] = src || memchr(r->state[k], COLUMN_DIRTY, r->nr_columns);
+		w->changed[k] = src || memchr(r->state[k], COLUMN_DIRTY, r->nr_columns);
 		/* A source ISA-L cannot read in place costs one copy into
 		 * the row, which then stays cached. */
 		if (src && (uintptr_t)src % PARITY_SRC_ALIGN_BYTES) {
 			memcpy(r->data[k], src, len);
 			src = NULL;
 		}
-		held[k] = src == NULL;
-		v.by_slot[r->lay.data_qslot[k]] = held[k] ? r->data[k] : (void *)src;
+		w->held[k] = src == NULL;
+		w->v.by_slot[r->lay.data_qslot[k]] = w->held[k] ? r->data[k] : (void *)src;
 	}
-	int rc = 0;
-	/* Slice by slice (ROW_SLICE_BYTES). */
-	for (uint32_t c0 = 0; c0 < r->nr_columns && rc == 0; c0 += slice_columns) {
-		uint32_t c1 = r->nr_columns - c0 > slice_columns ? c0 + slice_columns : r->nr_columns;
-		size_t at = (size_t)c0 * COLUMN, slice_len = (size_t)(c1 - c0) * COLUMN;
-		struct band_vec slice = v;
+}
 
-		for (int k = 0; k < nr_data; k++)
-			slice.by_slot[r->lay.data_qslot[k]] = (uint8_t *)v.by_slot[r->lay.data_qslot[k]] + at;
-		for (int s = nr_data; s < v.nr_slots; s++)
-			slice.by_slot[s] = scratch + (size_t)(s - nr_data) * slice_len;
-		band_gen_parity(&slice, nr_data, nr_parity, slice_len);
-		io.nr = 0;
-		for (int k = 0; k < nr_data; k++)
-			if (changed[k] && role_writable(a, r, r->lay.data_role[k], c0, c1))
-				band_io_add(&io, a, r, r->lay.data_role[k],
-				            slice.by_slot[r->lay.data_qslot[k]], c0, c1, true);
-		for (int s = nr_data; s < v.nr_slots; s++)
-			if (role_writable(a, r, v.role[s], c0, c1))
-				band_io_add(&io, a, r, v.role[s], slice.by_slot[s], c0, c1, true);
-		rc = band_io_run(&io, a);
-	}
-	/* Whatever the row held is superseded; after a failed write only the
-	 * members can say what they hold. */
-	for (int k = 0; k < nr_data; k++)
+/* Whatever the row held is superseded; after a failed write only the
+ * members can say what they hold. */
+static void whole_row_finish(struct stripe_row *r, const bool held[], int rc,
+                             struct stripe_row_stats *stats)
+{
+	for (int k = 0; k < r->lay.nr_data; k++)
 		memset(r->state[k], rc == 0 && held[k] ? COLUMN_CLEAN : COLUMN_INVALID,
 		       r->nr_columns);
 	r->nr_dirty = 0;
 	if (rc == 0)
 		stats->full_row++;
+}
+
+int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
+                           const void *const chunk_src[], struct stripe_row_stats *stats)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+	uint32_t slice_columns = row_slice_columns(a);
+	uint8_t *scratch = scratch_get((size_t)slice_columns * COLUMN * (size_t)nr_parity);
+	struct band_io io = { .nr = 0 };
+	struct whole_row w;
+
+	if (!scratch)
+		return -ENOMEM;
+	suspects_clear();
+	whole_row_prepare(r, nr_parity, chunk_src, &w);
+	int rc = 0;
+	/* Slice by slice (ROW_SLICE_BYTES). */
+	for (uint32_t c0 = 0; c0 < r->nr_columns && rc == 0; c0 += slice_columns) {
+		uint32_t c1 = r->nr_columns - c0 > slice_columns ? c0 + slice_columns : r->nr_columns;
+		size_t at = (size_t)c0 * COLUMN, slice_len = (size_t)(c1 - c0) * COLUMN;
+		struct band_vec slice = w.v;
+
+		for (int k = 0; k < nr_data; k++)
+			slice.by_slot[r->lay.data_qslot[k]] =
+				(uint8_t *)w.v.by_slot[r->lay.data_qslot[k]] + at;
+		for (int s = nr_data; s < w.v.nr_slots; s++)
+			slice.by_slot[s] = scratch + (size_t)(s - nr_data) * slice_len;
+		band_gen_parity(&slice, nr_data, nr_parity, slice_len);
+		io.nr = 0;
+		for (int k = 0; k < nr_data; k++)
+			if (w.changed[k] && role_writable(a, r, r->lay.data_role[k], c0, c1))
+				band_io_add(&io, a, r, r->lay.data_role[k],
+				            slice.by_slot[r->lay.data_qslot[k]], c0, c1, true);
+		for (int s = nr_data; s < w.v.nr_slots; s++)
+			if (role_writable(a, r, w.v.role[s], c0, c1))
+				band_io_add(&io, a, r, w.v.role[s], slice.by_slot[s], c0, c1, true);
+		rc = band_io_run(&io, a);
+	}
+	whole_row_finish(r, w.held, rc, stats);
+	return rc;
+}
+
+int stripe_run_max_rows(const struct raid_array *a)
+{
+	uint64_t row_bytes = a->geo.chunk_bytes * (uint64_t)a->geo.raid_disks;
+	uint64_t rows = ROW_SLICE_BYTES / row_bytes;
+
+	if (rows < 1)
+		return 1;
+	return rows > STRIPE_RUN_MAX_ROWS ? STRIPE_RUN_MAX_ROWS : (int)rows;
+}
+
+/* Whether rows can go out as one run: consecutive, every data chunk new,
+ * and every member in the array with nothing being rebuilt or copied (a
+ * rebuild's progress is per range, so its writes go row by row). */
+static bool rows_form_run(const struct raid_array *a, struct stripe_row *const rows[],
+                          int nr_rows, const void *const chunk_src[])
+{
+	int nr_data = rows[0]->lay.nr_data;
+	uint64_t chunk = a->geo.chunk_bytes;
+
+	if (nr_rows < 2 || nr_rows > STRIPE_RUN_MAX_ROWS ||
+	    nr_data + row_nr_parity(a) != a->geo.raid_disks)
+		return false;
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		if (!a->slot[role] || a->rebuilding[role])
+			return false;
+	for (int i = 0; i < nr_rows; i++) {
+		if (rows[i]->row != rows[0]->row + (uint64_t)i ||
+		    rows[i]->lay.member_off_bytes != rows[0]->lay.member_off_bytes + (uint64_t)i * chunk)
+			return false;
+		for (int k = 0; k < nr_data; k++)
+			if (!chunk_src[(size_t)i * (size_t)nr_data + (size_t)k])
+				return false;
+	}
+	return true;
+}
+
+int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[], int nr_rows,
+                            const void *const chunk_src[], struct stripe_row_stats *stats)
+{
+	int nr_data = rows[0]->lay.nr_data, nr_parity = row_nr_parity(a);
+	int nr_roles = a->geo.raid_disks;
+	int rc = 0;
+
+	if (!rows_form_run(a, rows, nr_rows, chunk_src)) {
+		for (int i = 0; i < nr_rows && rc == 0; i++)
+			rc = stripe_row_write_whole(a, rows[i], chunk_src + (size_t)i * (size_t)nr_data,
+			                            stats);
+		return rc;
+	}
+	size_t chunk = (size_t)rows[0]->nr_columns * COLUMN;
+	size_t parity_bytes = (size_t)nr_rows * (size_t)nr_parity * chunk;
+	uint8_t *scratch = scratch_get(parity_bytes +
+	                               (size_t)nr_roles * (size_t)nr_rows * sizeof(struct iovec));
+	bool held[STRIPE_RUN_MAX_ROWS][RAID_MAX_MEMBERS];
+	struct band_io io = { .nr = 0 };
+
+	if (!scratch)
+		return -ENOMEM;
+	/* iov[role][i]: what row i puts on role's member. */
+	struct iovec *iov = (struct iovec *)(void *)(scratch + parity_bytes);
+	suspects_clear();
+	for (int i = 0; i < nr_rows; i++) {
+		struct whole_row w;
+
+		whole_row_prepare(rows[i], nr_parity, chunk_src + (size_t)i * (size_t)nr_data, &w);
+		memcpy(held[i], w.held, sizeof(w.held));
+		for (int s = nr_data; s < w.v.nr_slots; s++)
+			w.v.by_slot[s] = scratch + ((size_t)i * (size_t)nr_parity +
+			                            (size_t)(s - nr_data)) * chunk;
+		band_gen_parity(&w.v, nr_data, nr_parity, chunk);
+		for (int s = 0; s < w.v.nr_slots; s++)
+			iov[(size_t)w.v.role[s] * (size_t)nr_rows + (size_t)i] =
+				(struct iovec){ .iov_base = w.v.by_slot[s], .iov_len = chunk };
+	}
+	/* A member's chunks of consecutive rows are neighbours: one write
+	 * each, where row by row there would be one per row. */
+	for (int role = 0; role < nr_roles; role++) {
+		struct io_req *req = &io.reqs[io.nr];
+
+		*req = (struct io_req){ .member = a->slot[role],
+		                        .iov = iov + (size_t)role * (size_t)nr_rows,
+		                        .nr_iov = nr_rows,
+		                        .len_bytes = (size_t)nr_rows * chunk,
+		                        .data_off_bytes = rows[0]->lay.member_off_bytes,
+		                        .is_write = true };
+		io.to_replacement[io.nr] = false;
+		io.roles[io.nr++] = role;
+	}
+	rc = band_io_run(&io, a);
+	for (int i = 0; i < nr_rows; i++)
+		whole_row_finish(rows[i], held[i], rc, stats);
+	if (rc == 0)
+		stats->run_rows += (uint64_t)nr_rows;
 	return rc;
 }
 

@@ -38,6 +38,7 @@ struct stripe_row {
 /* Flush strategy counters, for status. */
 struct stripe_row_stats {
 	uint64_t full_row;                    /* bands written with no reads */
+	uint64_t run_rows;                    /* of those, rows written as one run */
 	uint64_t rmw;                         /* read-modify-write bands */
 	uint64_t rcw;                         /* reconstruct-write bands */
 	uint64_t degraded;                    /* bands written with a member missing */
@@ -87,6 +88,21 @@ bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row 
  * writes go through the row. */
 int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
                            const void *const chunk_src[], struct stripe_row_stats *stats);
+/* Rows written whole one after another, as one run: parity row by row,
+ * then one write per member for all of them (a member's chunks of
+ * consecutive rows are neighbours), where stripe_row_write_whole would
+ * make one per row and member: small chunks make many small writes (md
+ * batches full stripes for the same reason). chunk_src holds nr_data
+ * sources per row, row after row. Rows that cannot go as one run (not
+ * consecutive, a source NULL, a member missing or being rebuilt) go row
+ * by row. */
+#define STRIPE_RUN_MAX_ROWS 32
+int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[], int nr_rows,
+                            const void *const chunk_src[], struct stripe_row_stats *stats);
+/* How many rows a run should hold: as many as fit the bytes the CPU's
+ * cache keeps between the parity pass and the member writes (1 for rows
+ * that fill it alone). */
+int stripe_run_max_rows(const struct raid_array *a);
 /* Whether every column of chunk k is in memory (clean or dirty). */
 bool stripe_row_chunk_held(const struct stripe_row *r, int k);
 /* Write every dirty column and its parity to the members. */

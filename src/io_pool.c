@@ -129,6 +129,24 @@ void io_pool_destroy(struct io_pool *pool)
 	free(pool);
 }
 
+static __thread size_t thread_inline_bytes;
+
+void io_pool_thread_inline_bytes(size_t max_bytes)
+{
+	thread_inline_bytes = max_bytes;
+}
+
+static bool batch_runs_inline(const struct io_req *reqs, int nr_reqs)
+{
+	size_t bytes = 0;
+
+	if (thread_inline_bytes == 0)
+		return false;
+	for (int i = 0; i < nr_reqs; i++)
+		bytes += reqs[i].len_bytes;
+	return bytes <= thread_inline_bytes;
+}
+
 int io_pool_run(struct io_pool *pool, struct io_req *reqs, int nr_reqs)
 {
 	struct io_batch batch = { .pending = nr_reqs };
@@ -136,7 +154,7 @@ int io_pool_run(struct io_pool *pool, struct io_req *reqs, int nr_reqs)
 
 	if (nr_reqs <= 0)
 		return 0;
-	if (!pool || pool->nr_threads == 0 || nr_reqs == 1) {
+	if (!pool || pool->nr_threads == 0 || nr_reqs == 1 || batch_runs_inline(reqs, nr_reqs)) {
 		for (int i = 0; i < nr_reqs; i++) {
 			io_req_execute(&reqs[i]);
 			failed += reqs[i].result != 0;

@@ -141,9 +141,11 @@ int array_remove_member(struct raid_array *a, struct member *m);
 static inline struct member *array_write_target(struct raid_array *a, int role,
                                                 uint64_t dev_off, uint64_t len)
 {
-	if (a->slot[role])
-		return a->slot[role];
-	struct member *m = a->rebuilding[role];
+	/* Read once: another thread may fail the member out meanwhile. */
+	struct member *m = a->slot[role];
+	if (m)
+		return m;
+	m = a->rebuilding[role];
 	return m && dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
 }
 

@@ -34,11 +34,12 @@ void io_pool_destroy(struct io_pool *pool);
 
 /* Batches of at most max_bytes that the calling thread runs are run by
  * it alone, one request after another, instead of being spread over the
- * pool (0, the default, turns this off). For threads no request waits on,
- * such as the stripe cache's flushers: several of them already keep the
- * members busy, and each hand-off to a worker costs two thread switches,
- * which cost more CPU than a small read (measured on RAID5 random writes
- * from cold members: 20% less daemon CPU per write). */
+ * pool (0, the default, turns this off). For background threads such as
+ * the stripe cache's flushers: several of them already keep the members
+ * busy, and each hand-off to a worker costs two thread switches, which
+ * cost more CPU than a small read (RAID5 random writes from cold members:
+ * 11% less daemon CPU per write). A request that waits for a row such a
+ * thread holds waits a read's latency longer per extra read. */
 void io_pool_thread_inline_bytes(size_t max_bytes);
 
 /* Run every request; return when all are done. Per-request results are in

@@ -249,6 +249,12 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_t data_off_bytes)
 {
 	size_t len_bytes = 0;
+	struct iovec left[MEMBER_WRITEV_MAX];
+
+	/* A caller's mistake, not the member's: checked before anything is
+	 * counted against it. */
+	if (nr_iov > MEMBER_WRITEV_MAX)
+		return -EINVAL;
 	for (int i = 0; i < nr_iov; i++)
 		len_bytes += iov[i].iov_len;
 	int rc = m->fault ? member_fault_before(m, true, data_off_bytes, len_bytes) : 0;
@@ -257,9 +263,6 @@ int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_
 		return rc;
 	}
 	/* The caller's vector stays as it was: short writes consume a copy. */
-	struct iovec left[MEMBER_WRITEV_MAX];
-	if (nr_iov > MEMBER_WRITEV_MAX)
-		return -EINVAL;
 	memcpy(left, iov, (size_t)nr_iov * sizeof(*iov));
 	return member_pwritev_all(m, left, nr_iov, m->data_offset_bytes + data_off_bytes, 0);
 }

@@ -154,6 +154,10 @@ static void band_io_add(struct band_io *io, struct raid_array *a, const struct s
 	/* Writes also reach a member being rebuilt where it is rebuilt. */
 	req->member = is_write ? array_write_target(a, role, req->data_off_bytes, req->len_bytes)
 	                       : a->slot[role];
+	/* Failed out since the caller looked: its bytes follow from the
+	 * others' now, as for any role written degraded. */
+	if (is_write && !req->member)
+		return;
 	req->is_write = is_write;
 	io->has_reads |= !is_write;
 	io->to_replacement[io->nr] = false;
@@ -795,6 +799,9 @@ static bool rows_form_run(const struct raid_array *a, struct stripe_row *const r
 	return true;
 }
 
+_Static_assert(STRIPE_RUN_MAX_ROWS <= MEMBER_WRITEV_MAX,
+               "a run's write to one member must fit one member_writev");
+
 int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[], int nr_rows,
                             const void *const chunk_src[], struct stripe_row_stats *stats)
 {
@@ -815,8 +822,13 @@ int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[
 	bool held[STRIPE_RUN_MAX_ROWS][RAID_MAX_MEMBERS];
 	struct band_io io = { .nr = 0 };
 
-	if (!scratch)
-		return -ENOMEM;
+	if (!scratch) {
+		/* Row by row needs only a slice of scratch. */
+		for (int i = 0; i < nr_rows && rc == 0; i++)
+			rc = stripe_row_write_whole(a, rows[i], chunk_src + (size_t)i * (size_t)nr_data,
+			                            stats);
+		return rc;
+	}
 	/* iov[role][i]: what row i puts on role's member. */
 	struct iovec *iov = (struct iovec *)(void *)(scratch + parity_bytes);
 	suspects_clear();
@@ -835,10 +847,16 @@ int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[
 	}
 	/* A member's chunks of consecutive rows are neighbours: one write
 	 * each, where row by row there would be one per row. */
+	uint64_t run_off = rows[0]->lay.member_off_bytes, run_bytes = (uint64_t)nr_rows * chunk;
 	for (int role = 0; role < nr_roles; role++) {
 		struct io_req *req = &io.reqs[io.nr];
+		/* rows_form_run saw every member in; one may have been failed
+		 * out since (its bytes then follow from the others'). */
+		struct member *m = array_write_target(a, role, run_off, run_bytes);
 
-		*req = (struct io_req){ .member = a->slot[role],
+		if (!m)
+			continue;
+		*req = (struct io_req){ .member = m,
 		                        .iov = iov + (size_t)role * (size_t)nr_rows,
 		                        .nr_iov = nr_rows,
 		                        .len_bytes = (size_t)nr_rows * chunk,

@@ -936,6 +936,16 @@ static int entry_write_held(struct stripe_cache *c, struct cache_entry *e, uint6
 	return rc;
 }
 
+/* A write request is done with a locked entry: what it holds is no
+ * longer read-ahead, and with the cache off nothing of it is kept. */
+static void entry_written_unlock(struct stripe_cache *c, struct cache_entry *e)
+{
+	e->read_ahead = false;
+	if (!cache_retains(c))
+		stripe_row_reset(&e->r, c->a, e->r.row);
+	pthread_mutex_unlock(&e->lock);
+}
+
 /* Add the rows after run[0] (acquired, whole in this request) that can go
  * out with it as one run: up to max whole rows of the request, each taken
  * only if that needs no waiting (no cache slot to wait for, its lock
@@ -996,46 +1006,30 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 		if (rc < 0)
 			break;
 		/* Whole rows in a row go out as one run (small chunks). */
-		int run_max = in_row == 0 ? (int)(len / row_bytes) : 0;
+		struct cache_entry *run[STRIPE_RUN_MAX_ROWS] = { e };
+		int nr_run = 1, run_max = in_row == 0 ? (int)(len / row_bytes) : 0;
 		if (run_max > stripe_run_max_rows(a))
 			run_max = stripe_run_max_rows(a);
-		if (run_max >= 2) {
-			struct cache_entry *run[STRIPE_RUN_MAX_ROWS] = { e };
-			int nr = run_extend(c, run, run_max);
-			if (nr >= 2) {
-				rc = entries_write_run_held(c, run, nr, src);
-				for (int i = 0; i < nr; i++) {
-					run[i]->read_ahead = false;
-					if (!cache_retains(c))
-						stripe_row_reset(&run[i]->r, a, run[i]->r.row);
-					pthread_mutex_unlock(&run[i]->lock);
-				}
-				size_t run_bytes = (size_t)nr * (size_t)row_bytes;
-				pthread_mutex_lock(&c->lock);
-				for (int i = 0; i < nr; i++)
-					entry_put_locked(c, run[i]);
-				if (gathering)
-					flight_progress_locked(c, &flight, off + run_bytes);
-				pthread_mutex_unlock(&c->lock);
-				src += run_bytes;
-				off += run_bytes;
-				len -= run_bytes;
-				continue;
-			}
+		if (run_max >= 2)
+			nr_run = run_extend(c, run, run_max);
+		if (nr_run >= 2) {
+			piece = (size_t)nr_run * (size_t)row_bytes;
+			rc = entries_write_run_held(c, run, nr_run, src);
+			how = GATHER_WROTE;
+		} else {
+			how = gather_try(c, e, gathering && nr_pieces < 2 ? &flight : NULL, in_row,
+			                 piece, src, &pieces[nr_pieces], &rc);
+			if (how == GATHER_NO)
+				rc = entry_write_held(c, e, in_row, piece, src);
 		}
-		how = gather_try(c, e, gathering && nr_pieces < 2 ? &flight : NULL, in_row, piece,
-		                 src, &pieces[nr_pieces], &rc);
-		if (how == GATHER_NO)
-			rc = entry_write_held(c, e, in_row, piece, src);
-		e->read_ahead = false;
-		if (!cache_retains(c))
-			stripe_row_reset(&e->r, a, row);
-		pthread_mutex_unlock(&e->lock);
+		for (int i = 0; i < nr_run; i++)
+			entry_written_unlock(c, run[i]);
 		pthread_mutex_lock(&c->lock);
 		if (how == GATHER_WAITING)
 			nr_pieces++; /* keeps its pin until written */
 		else
-			entry_put_locked(c, e);
+			for (int i = 0; i < nr_run; i++)
+				entry_put_locked(c, run[i]);
 		if (gathering)
 			flight_progress_locked(c, &flight, off + piece);
 		pthread_mutex_unlock(&c->lock);

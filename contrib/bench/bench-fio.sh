@@ -87,6 +87,10 @@ Usage: $prog [OPTIONS]
                        rr-qd16, rw-qd1, rw-qd16, rw-hot-qd1, rw-hot-qd16
                        (default: all)
   --hot-size SIZE      region of the rw-hot-* jobs (default 32M)
+  --rand-io-size SIZE  random jobs move SIZE each (fio --io_size) instead of
+                       running --runtime seconds, which stays their cap: a
+                       faster timed run warms more of the members into the page
+                       cache and does less disk work per I/O, flattering it
   --cache-modes LIST   on,off (default); cache on = default mount, off = --cache-mib 0
   --direct-io          mount raidfuse with --direct-io (done anyway, and said, if
                        direct=1 fails on a default mount)
@@ -118,6 +122,7 @@ rf=${RAIDFUSE:-}
 configs=plain,passthrough,raid0-3,raid0-4,raid5-4,raid6-5,raid1-2,raid10-4
 jobs=seq-write,seq-read,rr-qd1,rr-qd16,rw-qd1,rw-qd16,rw-hot-qd1,rw-hot-qd16
 hot_arg=32M
+rand_io_arg=          # empty: random jobs are timed like the others
 cache_modes=on,off
 force_direct_io=0
 drop=1
@@ -140,6 +145,7 @@ while [ $# -gt 0 ]; do
 	--runtime) need_arg "$@"; runtime=$2; shift ;;
 	--size) need_arg "$@"; size_arg=$2; shift ;;
 	--hot-size) need_arg "$@"; hot_arg=$2; shift ;;
+	--rand-io-size) need_arg "$@"; rand_io_arg=$2; shift ;;
 	--seq-iodepth) need_arg "$@"; seq_qd=$2; shift ;;
 	--chunk) need_arg "$@"; chunk_arg=$2; shift ;;
 	--out) need_arg "$@"; out=$2; shift ;;
@@ -192,6 +198,11 @@ vol_mib=$(size_mib "$size_arg") || die "--size '$size_arg' is not a size (like 5
 vol_bytes=$((vol_mib * 1024 * 1024))
 hot_mib=$(size_mib "$hot_arg") || die "--hot-size '$hot_arg' is not a size (like 32M)"
 [ "$hot_mib" -le "$vol_mib" ] || die "--hot-size $hot_arg is larger than --size $size_arg"
+rand_io_kib=
+if [ -n "$rand_io_arg" ]; then
+	rand_io_kib=$(size_kib "$rand_io_arg") && [ "$rand_io_kib" -ge 4 ] ||
+		die "--rand-io-size '$rand_io_arg' is not a size of 4K or more (like 512M)"
+fi
 hot_bytes=$((hot_mib * 1024 * 1024))
 chunk_kib=$(size_kib "$chunk_arg") ||
 	die "--chunk '$chunk_arg' is not a chunk size from 4K to 1M (like 64K, 512K)"
@@ -342,8 +353,10 @@ run_job_once() {
 	read -r rw bs qd metric region <<<"$(job_spec "$job")"
 	region=${region:-$vol_bytes}
 	local raw=$out/raw/$row.$job
-	local extra=()
+	local extra=() amount=(--time_based)
 	[[ $rw == rand* ]] && extra+=(--norandommap --randrepeat=0)
+	# A fixed amount: --runtime is then only the cap.
+	[[ $rw == rand* && -n $rand_io_kib ]] && amount=(--io_size="${rand_io_kib}k")
 
 	drop_caches
 	wait_for_idle
@@ -354,7 +367,7 @@ run_job_once() {
 	s0=$(sys_ticks)
 	local w0=$EPOCHREALTIME
 	fio --name="$job" --filename="$file" --rw="$rw" --bs="$bs" --iodepth="$qd" \
-		--ioengine="$engine" --direct="$direct" --size="$region" --time_based \
+		--ioengine="$engine" --direct="$direct" --size="$region" "${amount[@]}" \
 		--runtime="$runtime" --fallocate=none --invalidate=1 "${extra[@]}" \
 		--output-format=terse --terse-version=3 >"$raw.fio" 2>"$raw.err" || frc=$?
 	# Write out what the daemon still holds (stripe cache) before reading CPU.
@@ -389,7 +402,8 @@ run_job_once() {
 		gib = (rb + wb) / 1073741824
 		cpg = (hasd && gib > 0) ? sprintf("%.3f", cpu / gib) : ""
 		amp = (hasd && rb + wb > 0 && (mr + mw) > 0) ? sprintf("%.2f", (mr + mw) / (rb + wb)) : ""
-		fiocpu = ($88 + $89) / 100 * rt
+		jobrt = ($9 > $50 ? $9 : $50) / 1000   # fio runtime (ms) in s
+		fiocpu = ($88 + $89) / 100 * (jobrt > 0 ? jobrt : rt)
 		other = (s1 - s0) / tck - (hasd ? cpu : 0) - fiocpu
 		if (other < 0) other = 0
 		other = (w1 > w0) ? other / (w1 - w0) : 0
@@ -404,6 +418,9 @@ run_job_once() {
 	[ "$cpg" = - ] && cpg=
 	[ "$amp" = - ] && amp=
 	[ -n "$status" ] || { mr=; mw=; }
+	if [[ $rw == rand* && -n $rand_io_kib ]] && [ $((rb + wb)) -lt $((rand_io_kib * 1024)) ]; then
+		progress "  $row $job: moved $(((rb + wb) / 1048576)) of $((rand_io_kib / 1024)) MiB: stopped at the --runtime cap"
+	fi
 	echo "$(date -Is),$row,$level,$nmem,$cache,\"$mopts\",$job,$job_rep,$rw,$bs,$qd,$direct,$runtime,$rb,$wb,$bw,$iops,$lat,$p99,$cpu,$cpg,$mr,$mw,$amp,$other,$load,$ferr" >>"$csv"
 	if [ "$metric" = MBps ]; then job_val=$bw; else job_val=$iops; fi
 	job_cpg=${cpg:--}
@@ -742,6 +759,7 @@ machine_md() {
 	echo "- $rf_version: $rf (built $(date -r "$rf" '+%Y-%m-%d %H:%M')); tree $top at $git_rev; $(fio --version)"
 	[ -z "$note" ] || echo "- $note"
 	echo "- region ${vol_mib} MiB (first ${vol_mib} MiB of each volume, filled before the jobs), ${runtime} s per job, sequential iodepth $seq_qd, $chunk_kib KiB chunks"
+	[ -z "$rand_io_kib" ] || echo "- random jobs: $rand_io_kib KiB each (--rand-io-size), ${runtime} s their cap"
 	[ "$vol_mib" -gt 64 ] || echo "- **the region fits in the 64 MiB stripe cache: RAID5/6 figures are cache figures, not member I/O** (a smoke test, not a measurement)"
 	echo "- page cache dropped before every job: $( [ $drop = 1 ] && echo yes || echo 'NO (not root or --no-drop-caches)')"
 	[ "$repeat" = 1 ] || echo "- every job run $repeat times$( [ $interleave = 1 ] && echo ", in $repeat rounds over all configurations (--interleave)"): the best in the tables, the medians too in the ratios (all in results.csv)"

@@ -2,13 +2,14 @@
 # bench_smoke.sh - the benchmark kit's own smoke test: contrib/bench/bench-fio.sh
 # --quick must run end to end (raidfuse, libfuse's passthrough example and
 # a plain file), write its CSV and Markdown summary, and report no fio
-# error. Speeds are not asserted: they are measured, not tested.
+# error; with --rand-io-size its random jobs move exactly that much. Speeds
+# are not asserted: they are measured, not tested.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd fio gcc pkg-config
 
 out=$WORK/out
-bash "$TOP_SRCDIR/contrib/bench/bench-fio.sh" --quick --raidfuse "$RAIDFUSE" --out "$out" \
+bash "$TOP_SRCDIR/contrib/bench/bench-fio.sh" --quick --rand-io-size 8M --raidfuse "$RAIDFUSE" --out "$out" \
 	--dir "$WORK" >"$WORK/bench.log" 2>&1 || { tail -40 "$WORK/bench.log"; fail "bench-fio.sh --quick failed"; }
 [ -s "$out/results.csv" ] || fail "no results.csv"
 [ -s "$out/summary.md" ] || fail "no summary.md"
@@ -21,5 +22,12 @@ grep -qE '^[^,]*,raid[0-9]' "$out/results.csv" || fail "no raidfuse rows in resu
 # The last column is fio's error number: all zero.
 awk -F, 'NR > 1 && $NF != 0 { bad = 1 } END { exit bad }' "$out/results.csv" ||
 	fail "a fio job reported an error: $(awk -F, 'NR > 1 && $NF != 0' "$out/results.csv")"
+# Random jobs are a fixed amount (8 MiB), sequential ones timed.
+# Columns: 7 job, 15 write_bytes.
+rand_rows=$(awk -F, 'NR > 1 && $7 == "rw-qd16"' "$out/results.csv" | wc -l)
+[ "$rand_rows" -ge 3 ] || fail "only $rand_rows rw-qd16 rows"
+awk -F, 'NR > 1 && $7 == "rw-qd16" && $15 != 8388608 { bad = 1 } END { exit bad }' \
+	"$out/results.csv" || fail "rw-qd16 did not write exactly 8 MiB: $(awk -F, '$7 == "rw-qd16" { print $2, $15 }' "$out/results.csv")"
+grep -q 'random jobs: 8192 KiB each' "$out/summary.md" || fail "summary does not say the random jobs' size"
 log "ok: bench-fio.sh --quick: $rows results, summary written"
 log "PASS"

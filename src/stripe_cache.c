@@ -330,45 +330,19 @@ static int entry_flush_held(struct stripe_cache *c, struct cache_entry *e)
 	return rc;
 }
 
-/* New bytes for every data chunk of a locked entry's row (chunk_src[k], or
- * the row's own where NULL) go straight to the members with their parity
- * (md handles full-stripe writes the same way: nothing to read, nothing to
- * gain by waiting). */
-static int entry_write_whole_held(struct stripe_cache *c, struct cache_entry *e,
-                                  const void *const chunk_src[])
-{
-	struct stripe_row_stats stats = { 0 };
-	int rc = bitmap_start_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
-
-	if (rc == 0)
-		rc = stripe_row_write_whole(c->a, &e->r, chunk_src, &stats);
-	bitmap_end_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
-	if (rc < 0)
-		array_note_write_error(c->a, rc);
-	atomic_fetch_add(&c->counters.full_row_writes, stats.full_row);
-	atomic_fetch_add(&c->counters.direct_rows, stats.full_row);
-	return rc;
-}
-
-/* Rows [run[0], run[nr)) written whole from src, as one run. Caller
- * holds every entry's lock and a pin. */
-static int entries_write_run_held(struct stripe_cache *c, struct cache_entry *const run[], int nr,
-                                  const char *src)
+/* New bytes for every data chunk of rows[0..nr) (chunk_src: nr_data per
+ * row, row after row; NULL for the row's own) go straight to the members
+ * with their parity, consecutive rows as one run (md handles full-stripe
+ * writes the same way: nothing to read, nothing to gain by waiting).
+ * Caller holds every row's entry lock and a pin. */
+static int rows_write_whole_held(struct stripe_cache *c, struct stripe_row *const rows[], int nr,
+                                 const void *const chunk_src[])
 {
 	struct raid_array *a = c->a;
 	struct stripe_row_stats stats = { 0 };
-	struct stripe_row *rows[STRIPE_RUN_MAX_ROWS];
-	const void *chunk_src[STRIPE_RUN_MAX_ROWS * RAID_MAX_MEMBERS];
-	int nr_data = run[0]->r.lay.nr_data;
-	uint64_t chunk = a->geo.chunk_bytes;
-
-	for (int i = 0; i < nr; i++) {
-		rows[i] = &run[i]->r;
-		for (int k = 0; k < nr_data; k++)
-			chunk_src[i * nr_data + k] = src + ((size_t)i * (size_t)nr_data + (size_t)k) * chunk;
-	}
-	uint64_t dev_off = run[0]->r.lay.member_off_bytes, dev_len = (uint64_t)nr * chunk;
+	uint64_t dev_off = rows[0]->lay.member_off_bytes, dev_len = (uint64_t)nr * a->geo.chunk_bytes;
 	int rc = bitmap_start_write(a, dev_off, dev_len);
+
 	if (rc == 0)
 		rc = stripe_rows_write_whole(a, rows, nr, chunk_src, &stats);
 	bitmap_end_write(a, dev_off, dev_len);
@@ -378,6 +352,31 @@ static int entries_write_run_held(struct stripe_cache *c, struct cache_entry *co
 	atomic_fetch_add(&c->counters.direct_rows, stats.full_row);
 	atomic_fetch_add(&c->counters.run_rows, stats.run_rows);
 	return rc;
+}
+
+static int entry_write_whole_held(struct stripe_cache *c, struct cache_entry *e,
+                                  const void *const chunk_src[])
+{
+	struct stripe_row *row = &e->r;
+
+	return rows_write_whole_held(c, &row, 1, chunk_src);
+}
+
+/* Rows run[0..nr) written whole from src, as one run. */
+static int entries_write_run_held(struct stripe_cache *c, struct cache_entry *const run[], int nr,
+                                  const char *src)
+{
+	struct stripe_row *rows[STRIPE_RUN_MAX_ROWS];
+	const void *chunk_src[STRIPE_RUN_MAX_ROWS * RAID_MAX_MEMBERS];
+	int nr_data = run[0]->r.lay.nr_data;
+	uint64_t chunk = c->a->geo.chunk_bytes;
+
+	for (int i = 0; i < nr; i++) {
+		rows[i] = &run[i]->r;
+		for (int k = 0; k < nr_data; k++)
+			chunk_src[i * nr_data + k] = src + ((size_t)i * (size_t)nr_data + (size_t)k) * chunk;
+	}
+	return rows_write_whole_held(c, rows, nr, chunk_src);
 }
 
 static int entry_flush(struct stripe_cache *c, struct cache_entry *e)
@@ -989,6 +988,7 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 	int nr_pieces = 0, rc = 0;
 	const char *src = buf;
 	bool gathering = a->tuning.write_back && cache_retains(c);
+	int run_max_rows = stripe_run_max_rows(a);
 
 	if (gathering) {
 		pthread_mutex_lock(&c->lock);
@@ -1008,8 +1008,8 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 		/* Whole rows in a row go out as one run (small chunks). */
 		struct cache_entry *run[STRIPE_RUN_MAX_ROWS] = { e };
 		int nr_run = 1, run_max = in_row == 0 ? (int)(len / row_bytes) : 0;
-		if (run_max > stripe_run_max_rows(a))
-			run_max = stripe_run_max_rows(a);
+		if (run_max > run_max_rows)
+			run_max = run_max_rows;
 		if (run_max >= 2)
 			nr_run = run_extend(c, run, run_max);
 		if (nr_run >= 2) {

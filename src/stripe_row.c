@@ -799,6 +799,18 @@ static bool rows_form_run(const struct raid_array *a, struct stripe_row *const r
 	return true;
 }
 
+static int rows_write_one_by_one(struct raid_array *a, struct stripe_row *const rows[],
+                                 int nr_rows, const void *const chunk_src[],
+                                 struct stripe_row_stats *stats)
+{
+	int rc = 0;
+
+	for (int i = 0; i < nr_rows && rc == 0; i++)
+		rc = stripe_row_write_whole(a, rows[i],
+		                            chunk_src + (size_t)i * (size_t)rows[i]->lay.nr_data, stats);
+	return rc;
+}
+
 _Static_assert(STRIPE_RUN_MAX_ROWS <= MEMBER_WRITEV_MAX,
                "a run's write to one member must fit one member_writev");
 
@@ -807,14 +819,9 @@ int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[
 {
 	int nr_data = rows[0]->lay.nr_data, nr_parity = row_nr_parity(a);
 	int nr_roles = a->geo.raid_disks;
-	int rc = 0;
 
-	if (!rows_form_run(a, rows, nr_rows, chunk_src)) {
-		for (int i = 0; i < nr_rows && rc == 0; i++)
-			rc = stripe_row_write_whole(a, rows[i], chunk_src + (size_t)i * (size_t)nr_data,
-			                            stats);
-		return rc;
-	}
+	if (!rows_form_run(a, rows, nr_rows, chunk_src))
+		return rows_write_one_by_one(a, rows, nr_rows, chunk_src, stats);
 	size_t chunk = (size_t)rows[0]->nr_columns * COLUMN;
 	size_t parity_bytes = (size_t)nr_rows * (size_t)nr_parity * chunk;
 	uint8_t *scratch = scratch_get(parity_bytes +
@@ -822,13 +829,8 @@ int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[
 	bool held[STRIPE_RUN_MAX_ROWS][RAID_MAX_MEMBERS];
 	struct band_io io = { .nr = 0 };
 
-	if (!scratch) {
-		/* Row by row needs only a slice of scratch. */
-		for (int i = 0; i < nr_rows && rc == 0; i++)
-			rc = stripe_row_write_whole(a, rows[i], chunk_src + (size_t)i * (size_t)nr_data,
-			                            stats);
-		return rc;
-	}
+	if (!scratch) /* row by row needs only a slice of scratch */
+		return rows_write_one_by_one(a, rows, nr_rows, chunk_src, stats);
 	/* iov[role][i]: what row i puts on role's member. */
 	struct iovec *iov = (struct iovec *)(void *)(scratch + parity_bytes);
 	suspects_clear();
@@ -859,13 +861,13 @@ int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[
 		*req = (struct io_req){ .member = m,
 		                        .iov = iov + (size_t)role * (size_t)nr_rows,
 		                        .nr_iov = nr_rows,
-		                        .len_bytes = (size_t)nr_rows * chunk,
-		                        .data_off_bytes = rows[0]->lay.member_off_bytes,
+		                        .len_bytes = run_bytes,
+		                        .data_off_bytes = run_off,
 		                        .is_write = true };
 		io.to_replacement[io.nr] = false;
 		io.roles[io.nr++] = role;
 	}
-	rc = band_io_run(&io, a);
+	int rc = band_io_run(&io, a);
 	for (int i = 0; i < nr_rows; i++)
 		whole_row_finish(rows[i], held[i], rc, stats);
 	if (rc == 0)

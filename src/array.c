@@ -264,14 +264,24 @@ int array_recovery_begin(struct raid_array *a, int role, struct member *m)
 
 void array_recovery_checkpoint(struct raid_array *a, int role)
 {
+	int rc = 0;
+
 	pthread_mutex_lock(&a->state_lock);
 	struct member *m = a->rebuilding[role];
 	if (m && !a->read_only) {
-		m->sb.recovery_offset = atomic_load(&a->rebuilt_bytes[role]) / SECTOR_BYTES;
-		if (member_super_store(m) == 0)
-			member_sync(m);
+		/* The bytes first, then the offset that vouches for them. */
+		uint64_t rebuilt = atomic_load(&a->rebuilt_bytes[role]);
+		rc = member_sync(m);
+		if (rc == 0) {
+			m->sb.recovery_offset = rebuilt / SECTOR_BYTES;
+			rc = member_super_store(m);
+		}
+		if (rc == 0)
+			rc = member_sync(m);
 	}
 	pthread_mutex_unlock(&a->state_lock);
+	if (rc < 0)
+		array_rebuild_target_failed(a, role, m, rc);
 }
 
 int array_recovery_finish(struct raid_array *a, int role)
@@ -471,21 +481,30 @@ bool array_rebuild_needed(struct raid_array *a, int role, uint64_t dev_off, uint
 	return bitmap_range_dirty(a->bitmap, dev_off, len);
 }
 
-void array_replacement_failed(struct raid_array *a, int role, int err)
+void array_rebuild_target_failed(struct raid_array *a, int role, struct member *m, int err)
 {
+	bool dropped = false;
+	struct member *serving = NULL;
+
 	pthread_mutex_lock(&a->state_lock);
-	struct member *m = a->rebuilding[role];
-	if (m && a->slot[role]) {
+	if (m && a->rebuilding[role] == m) {
 		a->rebuilding[role] = NULL;
 		m->state = MEMBER_FAULTY;
 		array_roles_mark_faulty(a, m->sb.dev_number);
 		array_super_sync(a, false);
+		serving = a->slot[role];
+		dropped = true;
 	}
 	pthread_mutex_unlock(&a->state_lock);
-	if (m)
+	if (!dropped)
+		return;
+	if (serving)
 		array_logf(a, "replacement %s of role %d failed on write: %s; role %d stays on %s",
-		           m->abs_path, role, strerror(-err), role,
-		           a->slot[role] ? a->slot[role]->abs_path : "nothing");
+		           m->abs_path, role, strerror(-err), role, serving->abs_path);
+	else
+		array_logf(a, "%s, being rebuilt for role %d, failed on write: %s; the rebuild "
+		           "stops and role %d stays missing",
+		           m->abs_path, role, strerror(-err), role);
 }
 
 int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
@@ -1029,11 +1048,16 @@ int array_flush(struct raid_array *a)
 	}
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
-		if (!m)
-			continue;
-		int src = member_sync(m);
+		int src = m ? member_sync(m) : 0;
 		if (src < 0)
 			array_member_error(a, role, src, true);
+		/* A member being rebuilt or copied took the writes to what it
+		 * has: a restart resumes after its last checkpoint and would
+		 * not copy them again. */
+		struct member *target = a->rebuilding[role];
+		src = target ? member_sync(target) : 0;
+		if (src < 0)
+			array_rebuild_target_failed(a, role, target, src);
 	}
 	pthread_mutex_lock(&a->state_lock);
 	rc = a->sticky_error;

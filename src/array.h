@@ -175,9 +175,11 @@ static inline struct member *array_replacement_target(struct raid_array *a, int 
 	return dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
 }
 
-/* A write to the replacement of role failed: give up the replacement (the
- * member in sync goes on serving). */
-void array_replacement_failed(struct raid_array *a, int role, int err);
+/* A write to m, the member being rebuilt or copied for role, failed: give
+ * it up (faulty), so it is never declared in sync with a hole in it. A
+ * replacement's role stays on the member in sync; a rebuilt role stays
+ * missing. Nothing happens if m is no longer that member. */
+void array_rebuild_target_failed(struct raid_array *a, int role, struct member *m, int err);
 
 /* Recovery bookkeeping for sync.c: start rebuilding role onto m (the
  * superblocks record it), note progress, finish. */

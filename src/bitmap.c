@@ -1,15 +1,23 @@
 /* bitmap.c - see bitmap.h.
  *
- * In memory each bit has a count of writes in flight and the time of the
- * last one. The on-disk bits are rewritten whole (a few sectors) on every
- * member, durably, whenever a bit goes from clear to set; clearing is
- * batched by bitmap_clear_idle.
+ * In memory each bit has a count of writes in flight, the time of the
+ * last one, and the generation of the store that must carry it. The
+ * on-disk bits are rewritten whole (a few sectors) on every member,
+ * durably, whenever a bit goes from clear to set; clearing is batched by
+ * bitmap_clear_idle. A writer waits until the store of its bits' own
+ * generation has finished, not merely until they are set in memory: a
+ * bit another writer set a moment ago may still be on its way.
  *
  * One store runs at a time, so the members never see an older picture
  * after a newer one. Writers that set bits while a store is running wait
  * for the next one, which carries all their bits at once (md's bitmap
  * unplug batches the same way): a burst of writes into idle regions costs
  * two stores, not one per region.
+ *
+ * A member the bitmap cannot be written to is failed out, as md does,
+ * and the store counts as done when the others took it: their copies
+ * carry the bits. Only when no member can be spared does the writer get
+ * the error.
  */
 #include "config.h"
 
@@ -37,9 +45,9 @@ struct write_bitmap {
 	uint8_t *bits;               /* as on disk (little-endian bit order) */
 	uint32_t *in_flight;
 	uint64_t *last_write_ms;
-	bool dirty_bits;             /* bits changed in memory, not yet stored */
+	uint64_t *set_gen;           /* store generation that must carry the bit */
 	/* Stores: generation wanted by the latest bit change, generation the
-	 * last finished store carried, and its result. */
+	 * newest finished store carried, and its result. */
 	pthread_cond_t store_done;
 	bool storing;
 	uint8_t *store_buf;          /* superblock + bits as the running store writes them */
@@ -128,6 +136,7 @@ void bitmap_free(struct write_bitmap *b)
 	free(b->store_buf);
 	free(b->in_flight);
 	free(b->last_write_ms);
+	free(b->set_gen);
 	free(b);
 }
 
@@ -181,7 +190,8 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 	b->store_buf = parity_buf_alloc(MD_BITMAP_SB_BYTES + b->bits_bytes);
 	b->in_flight = calloc(b->nr_bits, sizeof(*b->in_flight));
 	b->last_write_ms = calloc(b->nr_bits, sizeof(*b->last_write_ms));
-	if (!b->bits || !b->store_buf || !b->in_flight || !b->last_write_ms) {
+	b->set_gen = calloc(b->nr_bits, sizeof(*b->set_gen));
+	if (!b->bits || !b->store_buf || !b->in_flight || !b->last_write_ms || !b->set_gen) {
 		bitmap_free(b);
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	}
@@ -193,9 +203,11 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 	}
 	/* md: a bitmap older than the array cannot say what is out of sync. */
 	if (b->sb.events < fresh->sb.events && fresh->sb.resync_offset != MD_RESYNC_NONE) {
-		for (uint64_t i = 0; i < b->nr_bits; i++)
+		b->gen_wanted = 1;
+		for (uint64_t i = 0; i < b->nr_bits; i++) {
 			b->bits[i / 8] |= (uint8_t)(1u << (i % 8));
-		b->dirty_bits = true;
+			b->set_gen[i] = 1;
+		}
 	}
 	a->bitmap = b;
 	return 0;
@@ -243,12 +255,28 @@ uint64_t bitmap_count_set(struct write_bitmap *b)
 	return n;
 }
 
+/* After a store that left some member without the bits: every set bit
+ * waits for a new store (a torn copy may have lost any of them). Caller
+ * holds b->lock. */
+static void bitmap_all_set_need_store(struct write_bitmap *b)
+{
+	uint64_t gen = ++b->gen_wanted;
+	for (uint64_t i = 0; i < b->nr_bits; i++)
+		if (bitmap_test(b, i))
+			b->set_gen[i] = gen;
+}
+
 /* Write the bitmap superblock and bits as they are now to every serving
  * member, durably. Caller holds b->lock, which is dropped during the I/O;
- * waits for a store already running first. Returns its result. */
-static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b)
+ * waits for a store already running first. With may_fail_members, a
+ * member that cannot take the store is failed out (so the caller must
+ * not hold the array's state lock) and the store succeeds if the array
+ * can spare it. Returns its result. */
+static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b,
+                                   bool may_fail_members)
 {
 	size_t len = MD_BITMAP_SB_BYTES + b->bits_bytes;
+	int role_rc[RAID_MAX_MEMBERS] = { 0 };
 	int rc = 0;
 
 	while (b->storing)
@@ -259,24 +287,39 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b)
 	b->sb.events = a->events;
 	md_bitmap_super_encode(&b->sb, buf);
 	memcpy(buf + MD_BITMAP_SB_BYTES, b->bits, b->bits_bytes);
-	b->dirty_bits = false;
 	pthread_mutex_unlock(&b->lock);
 
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
 		if (!m)
 			continue;
-		int wrc = member_pwrite_abs_durable(m, buf, len, b->bits_abs_off - MD_BITMAP_SB_BYTES);
-		if (wrc < 0 && rc == 0)
-			rc = wrc;
+		role_rc[role] = member_pwrite_abs_durable(m, buf, len,
+		                                          b->bits_abs_off - MD_BITMAP_SB_BYTES);
+		if (role_rc[role] < 0 && rc == 0)
+			rc = role_rc[role];
 	}
 
 	pthread_mutex_lock(&b->lock);
 	b->storing = false;
-	b->gen_stored = gen;
-	b->last_store_rc = rc;
+	/* Failing a member stores the superblocks and this bitmap again: the
+	 * next store may start meanwhile (it goes to the others only). */
+	pthread_cond_broadcast(&b->store_done);
+	if (rc < 0 && may_fail_members) {
+		bool absorbed = true;
+		pthread_mutex_unlock(&b->lock);
+		for (int role = 0; role < a->geo.raid_disks; role++)
+			if (role_rc[role] < 0 && !array_member_error(a, role, role_rc[role], true))
+				absorbed = false;
+		pthread_mutex_lock(&b->lock);
+		if (absorbed)
+			rc = 0;
+	}
+	if (gen > b->gen_stored) {
+		b->gen_stored = gen;
+		b->last_store_rc = rc;
+	}
 	if (rc < 0)
-		b->dirty_bits = true; /* the next writer tries again */
+		bitmap_all_set_need_store(b); /* the next writer tries again */
 	pthread_cond_broadcast(&b->store_done);
 	return rc;
 }
@@ -288,7 +331,9 @@ int bitmap_store(struct raid_array *a)
 		return 0;
 	pthread_mutex_lock(&b->lock);
 	b->gen_wanted++;
-	int rc = bitmap_store_now_locked(a, b);
+	/* Called with the state lock held (superblock updates): a failing
+	 * member is left to the caller. */
+	int rc = bitmap_store_now_locked(a, b, false);
 	pthread_mutex_unlock(&b->lock);
 	return rc;
 }
@@ -296,7 +341,8 @@ int bitmap_store(struct raid_array *a)
 int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 {
 	struct write_bitmap *b = a->bitmap;
-	bool newly_set = false;
+	bool any_clear = false;
+	uint64_t want = 0;
 	int rc = 0;
 
 	if (!b || len == 0)
@@ -305,22 +351,26 @@ int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 	if (last >= b->nr_bits)
 		last = b->nr_bits - 1;
 	pthread_mutex_lock(&b->lock);
+	for (uint64_t i = first; i <= last; i++)
+		any_clear |= !bitmap_test(b, i);
+	uint64_t new_gen = any_clear ? ++b->gen_wanted : 0;
 	for (uint64_t i = first; i <= last; i++) {
 		b->in_flight[i]++;
 		if (!bitmap_test(b, i)) {
 			b->bits[i / 8] |= (uint8_t)(1u << (i % 8));
-			newly_set = true;
+			b->set_gen[i] = new_gen;
 		}
+		if (b->set_gen[i] > want)
+			want = b->set_gen[i];
 	}
-	if (newly_set || b->dirty_bits) {
-		uint64_t want = ++b->gen_wanted;
-		/* Every store writes all bits, so any store that started after
-		 * ours were set carries them. */
+	/* Every store writes all bits, so any store that started after ours
+	 * were set carries them. */
+	if (b->gen_stored < want) {
 		while (b->gen_stored < want) {
 			if (b->storing)
 				pthread_cond_wait(&b->store_done, &b->lock);
 			else
-				bitmap_store_now_locked(a, b);
+				bitmap_store_now_locked(a, b, true);
 		}
 		rc = b->last_store_rc;
 	}
@@ -371,17 +421,26 @@ int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms)
 		return 0;
 	/* The data must be durable before the bits that cover it go. Writes
 	 * go on meanwhile: a region written since sync_start_ms keeps its
-	 * bit, which the check below sees. */
-	for (int role = 0; role < a->geo.raid_disks; role++)
-		if (a->slot[role])
-			member_sync(a->slot[role]);
+	 * bit, which the check below sees. A member that cannot sync may
+	 * have lost some of it: it is failed out and every bit stays. */
+	bool synced = true;
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		int src = m ? member_sync(m) : 0;
+		if (src < 0) {
+			synced = false;
+			array_member_error(a, role, src, true);
+		}
+	}
+	if (!synced)
+		return -EIO;
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t i = 0; i < b->nr_bits; i++)
 		if (bit_clearable(b, i, idle_ms, sync_start_ms))
 			b->bits[i / 8] &= (uint8_t)~(1u << (i % 8));
 	b->sb.events_cleared = a->events;
 	b->gen_wanted++;
-	int rc = bitmap_store_now_locked(a, b);
+	int rc = bitmap_store_now_locked(a, b, true);
 	pthread_mutex_unlock(&b->lock);
 	return rc;
 }

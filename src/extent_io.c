@@ -172,9 +172,13 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 		if (rc < 0)
 			return rc;
 		for (int i = 0; i < nr; i++) {
-			if (req_replacement[i]) {
-				if (reqs[i].result < 0)
-					array_replacement_failed(a, req_role[i], reqs[i].result);
+			bool to_serving = reqs[i].member == a->slot[req_role[i]];
+			if (reqs[i].result < 0 && !to_serving) {
+				/* the member being rebuilt or copied for the role */
+				array_rebuild_target_failed(a, req_role[i], reqs[i].member,
+				                            reqs[i].result);
+			} else if (req_replacement[i]) {
+				continue;
 			} else if (reqs[i].result == 0) {
 				piece_copies_ok[req_piece[i]]++;
 			} else if (!array_member_error(a, req_role[i], reqs[i].result, true)) {

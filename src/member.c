@@ -290,13 +290,20 @@ int member_sync(struct member *m)
 {
 	if (m->read_only)
 		return 0;
+	int sticky = atomic_load(&m->sync_error);
+	if (sticky)
+		return sticky;
+	int rc = 0;
 	if (m->fault && m->fault->vanished)
-		return -EIO;
-	if (fdatasync(m->fd) < 0) {
+		rc = -EIO;
+	else if (fdatasync(m->fd) < 0)
+		rc = -errno;
+	if (rc < 0) {
 		atomic_fetch_add(&m->write_errors, 1);
-		return -errno;
+		int none = 0;
+		atomic_compare_exchange_strong(&m->sync_error, &none, rc);
 	}
-	return 0;
+	return rc;
 }
 
 int member_super_load(struct member *m, char *err, size_t errlen)

@@ -47,6 +47,7 @@ struct member {
 	atomic_uint_fast64_t bytes_written;
 	atomic_uint_fast64_t read_errors;
 	atomic_uint_fast64_t write_errors;
+	atomic_int sync_error;       /* first failed fdatasync (-errno), or 0 */
 };
 
 /* path with its folder resolved to an absolute one; the file itself is
@@ -94,7 +95,10 @@ int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint6
  * that must be durable before data follows it: the write-intent bits). */
 int member_pwrite_abs_durable(struct member *m, const void *buf, size_t len_bytes,
                               uint64_t off_bytes);
-/* fdatasync the member. */
+/* fdatasync the member. A failure sticks: the kernel reports a lost
+ * writeback once per open file, to whichever caller syncs first (the
+ * bitmap daemon, say), so every later member_sync returns it too until
+ * the member is replaced, and a user's fsync cannot miss it. */
 int member_sync(struct member *m);
 
 #endif

@@ -1085,6 +1085,15 @@ int stripe_cache_flush(struct raid_array *a)
 		if (frc < 0 && rc == 0)
 			rc = frc;
 		pthread_mutex_lock(&c->lock);
+		/* Written again since the flush let go of it: those bytes are
+		 * newer than this fsync, so the row queues as newly dirty
+		 * instead of holding the loop while writes to it go on. */
+		if (e->dirty_seq && e->dirty_seq <= upto) {
+			LIST_UNLINK(&c->dirty, e, dirty_prev, dirty_next);
+			e->dirty_seq = ++c->next_dirty_seq;
+			e->dirty_since_ms = now_ms();
+			LIST_APPEND(&c->dirty, e, dirty_prev, dirty_next);
+		}
 		entry_put_locked(c, e);
 	}
 	pthread_mutex_unlock(&c->lock);

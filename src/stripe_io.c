@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "bitmap.h"
 #include "errmsg.h"
 #include "parity.h"
 #include "stripe_cache.h"
@@ -141,8 +142,14 @@ int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool rep
 	rc = stripe_row_load_all(a, r);
 	if (rc == 0)
 		rc = stripe_row_check(a, r, &bad_columns);
-	if (rc == 0 && repair && bad_columns)
-		rc = stripe_row_write_parity(a, r);
+	if (rc == 0 && repair && bad_columns) {
+		/* A crash halfway through the new parity must leave the row
+		 * marked for the resync at the next start. */
+		rc = bitmap_start_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
+		if (rc == 0)
+			rc = stripe_row_write_parity(a, r);
+		bitmap_end_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
+	}
 	stripe_cache_release(a, held);
 	*mismatch_sectors = bad_columns * (STRIPE_COLUMN_BYTES / SECTOR_BYTES);
 	return rc;
@@ -159,17 +166,18 @@ int stripe_io_recover_unit(struct raid_array *a, void *ctx, uint64_t row, int ro
 		return -ENOMEM;
 	if (end <= atomic_load(&a->rebuilt_bytes[role]))
 		return 0; /* rebuilt before a restart */
-	if (!array_rebuild_needed(a, role, row * a->geo.chunk_bytes, a->geo.chunk_bytes)) {
-		atomic_store(&a->rebuilt_bytes[role], end);
-		return 0;
-	}
+	/* The bitmap is asked with the row held (and flushed): a flush
+	 * between the question and the skip would set the bit and leave the
+	 * returning member out, as not rebuilt yet. */
 	int rc = stripe_cache_hold(a, row, &held);
 	if (rc < 0)
 		return rc;
-	stripe_row_reset(r, a, row);
-	rc = stripe_row_load_all(a, r);
-	if (rc == 0)
-		rc = stripe_row_rebuild_role(a, r, role, target);
+	if (array_rebuild_needed(a, role, row * a->geo.chunk_bytes, a->geo.chunk_bytes)) {
+		stripe_row_reset(r, a, row);
+		rc = stripe_row_load_all(a, r);
+		if (rc == 0)
+			rc = stripe_row_rebuild_role(a, r, role, target);
+	}
 	if (rc == 0)
 		atomic_store(&a->rebuilt_bytes[role], end);
 	stripe_cache_release(a, held);

@@ -137,8 +137,8 @@ static void suspects_clear(void)
 struct band_io {
 	struct io_req reqs[2 * (RAID_MAX_MEMBERS + 2)];
 	int roles[2 * (RAID_MAX_MEMBERS + 2)];
-	bool to_replacement[2 * (RAID_MAX_MEMBERS + 2)];
 	bool has_reads;
+	bool read_from_missing;       /* a role to read was failed out meanwhile */
 	int nr;
 };
 
@@ -154,13 +154,15 @@ static void band_io_add(struct band_io *io, struct raid_array *a, const struct s
 	/* Writes also reach a member being rebuilt where it is rebuilt. */
 	req->member = is_write ? array_write_target(a, role, req->data_off_bytes, req->len_bytes)
 	                       : a->slot[role];
-	/* Failed out since the caller looked: its bytes follow from the
-	 * others' now, as for any role written degraded. */
-	if (is_write && !req->member)
+	/* Failed out since the caller looked: a write's bytes follow from
+	 * the others' now, as for any role written degraded; a read has to
+	 * be planned again without it. */
+	if (!req->member) {
+		io->read_from_missing |= !is_write;
 		return;
+	}
 	req->is_write = is_write;
 	io->has_reads |= !is_write;
-	io->to_replacement[io->nr] = false;
 	io->roles[io->nr++] = role;
 	if (!is_write)
 		return;
@@ -172,7 +174,6 @@ static void band_io_add(struct band_io *io, struct raid_array *a, const struct s
 		return;
 	io->reqs[io->nr] = *req;
 	io->reqs[io->nr].member = copy;
-	io->to_replacement[io->nr] = true;
 	io->roles[io->nr++] = role;
 }
 
@@ -189,6 +190,8 @@ static int band_io_run(struct band_io *io, struct raid_array *a)
 	 * concurrent requests keep the CPUs busy anyway. Reads may wait on
 	 * the disk: those go out in parallel. */
 	struct io_pool *pool = io->has_reads ? a->io_pool : NULL;
+	if (io->read_from_missing)
+		return -EAGAIN;
 	if (io->nr == 0 || io_pool_run(pool, io->reqs, io->nr) == 0)
 		return 0;
 	for (int i = 0; i < io->nr; i++) {
@@ -196,8 +199,10 @@ static int band_io_run(struct band_io *io, struct raid_array *a)
 		if (req->result == 0)
 			continue;
 		int role = io->roles[i];
-		if (io->to_replacement[i]) {
-			array_replacement_failed(a, role, req->result);
+		/* Not the member serving the role: the one being rebuilt or
+		 * copied for it, which must not be declared in sync later. */
+		if (req->is_write && req->member != a->slot[role]) {
+			array_rebuild_target_failed(a, role, req->member, req->result);
 			continue;
 		}
 		if (!req->is_write && nr_suspect_roles < 2 && !role_suspect(role) &&
@@ -864,7 +869,6 @@ int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[
 		                        .len_bytes = run_bytes,
 		                        .data_off_bytes = run_off,
 		                        .is_write = true };
-		io.to_replacement[io.nr] = false;
 		io.roles[io.nr++] = role;
 	}
 	int rc = band_io_run(&io, a);

@@ -97,6 +97,11 @@ next_recovery:
 		pthread_mutex_unlock(&s->lock);
 		if (cancel)
 			break;
+		/* Given up (a write to it failed): no use copying on. */
+		if (recover && a->rebuilding[role] != s->recover_target) {
+			rc = -ENODEV;
+			break;
+		}
 		if (recover)
 			rc = a->ops->recover_unit(a, ctx, unit, role, s->recover_target);
 		else

@@ -6,7 +6,12 @@
 #    by the next fsync too (never forgotten), whether or not the write
 #    itself already failed;
 #  * a member failing while another is rebuilt on RAID5: writes fail with
-#    EIO (never silently lost), the rebuild stops with the reason logged.
+#    EIO (never silently lost), the rebuild stops with the reason logged;
+#  * a write error on the member being rebuilt: it is failed, the rebuild
+#    stops, fsync succeeds (the array is only degraded), and a later
+#    rebuild onto another member leaves parity consistent;
+#  * the write-intent bitmap failing to store on one member of a redundant
+#    array: that member is failed out and the write goes on.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd python3 mdadm
@@ -79,4 +84,75 @@ grep -q "no redundancy left to fail it" mnt3/.raidfuse/log || fail "the member e
 echo clear >mnt3/.raidfuse/dev2/fault
 rf_umount mnt3
 log "ok: a member failing during another's rebuild: writes get EIO, the rebuild stops, both logged"
+
+# dev_of MOUNT FILE: the devN directory of the member at FILE.
+dev_of() {
+	local d
+	for d in "$1"/.raidfuse/dev*; do
+		[ "$(cat "$d/path")" = "$(readlink -f "$2")" ] && { basename "$d"; return 0; }
+	done
+	return 1
+}
+
+# 4. A write error on the member being rebuilt.
+"$RAIDFUSE" create --force --level 5 --raid-devices 3 --chunk 64K --size 48M r0 r1 r2 >/dev/null
+rf_mount r0 r1 r2 mnt4
+dd if=ref of=mnt4/volume.img bs=1M conv=notrunc,fsync status=none
+"$RAIDFUSE" fail mnt4 r2 && "$RAIDFUSE" remove mnt4 r2 || fail "fail r2"
+echo 2000 >mnt4/.raidfuse/sync_speed_max
+truncate -s 48M r2new
+"$RAIDFUSE" add mnt4 r2new || fail "add r2new"
+dev=$(dev_of mnt4 r2new) || fail "r2new has no devN directory"
+# Row 0's parity lives on role 2 (left-symmetric): once the rebuild is past
+# it, a write to the volume's first chunk writes r2new there.
+for _ in $(seq 100); do
+	done_sectors=$(cut -d' ' -f1 mnt4/.raidfuse/sync_completed)
+	[ "$done_sectors" != none ] && [ "$done_sectors" -ge 128 ] && break
+	sleep 0.1
+done
+[ "$done_sectors" != none ] && [ "$done_sectors" -ge 128 ] || fail "the rebuild did not pass row 0"
+echo "write-error range=0+64K" >mnt4/.raidfuse/$dev/fault || fail "set write-error on r2new"
+dd if=/dev/urandom of=new4k bs=4K count=1 status=none
+dd if=new4k of=mnt4/volume.img bs=4K conv=notrunc,fsync status=none ||
+	fail "a write that a degraded array absorbs failed"
+dd if=new4k of=ref bs=4K conv=notrunc status=none
+[ "$(cat mnt4/.raidfuse/$dev/state)" = faulty ] ||
+	fail "r2new failed a write and is $(cat mnt4/.raidfuse/$dev/state), not faulty"
+grep -q "being rebuilt for role 2, failed on write" mnt4/.raidfuse/log ||
+	fail "the failed rebuild target is not in the log: $(cat mnt4/.raidfuse/log)"
+"$RAIDFUSE" wait mnt4 >wait.out && fail "a rebuild onto a failed member reported success"
+cmp <(head -c 40M mnt4/volume.img) ref >/dev/null || fail "degraded reads differ after the rebuild target failed"
+echo clear >mnt4/.raidfuse/$dev/fault
+"$RAIDFUSE" remove mnt4 r2new || fail "remove the failed r2new"
+echo 1000000 >mnt4/.raidfuse/sync_speed_max
+truncate -s 48M r2third
+"$RAIDFUSE" add mnt4 r2third && "$RAIDFUSE" wait mnt4 >/dev/null || fail "rebuild onto r2third"
+rf_umount mnt4
+"$RAIDFUSE" verify r0 r1 r2third | grep -q "mismatch_cnt: 0" ||
+	fail "parity inconsistent after a failed and a good rebuild: $("$RAIDFUSE" verify r0 r1 r2third)"
+rf_mount r0 r1 r2third mnt4
+cmp <(head -c 40M mnt4/volume.img) ref >/dev/null || fail "data differs after the second rebuild"
+rf_umount mnt4
+log "ok: a write error on the member being rebuilt fails it and stops the rebuild; nothing lost"
+
+# 5. The bitmap cannot be stored on one member: md fails that member.
+"$RAIDFUSE" create --force --level 5 --raid-devices 4 --chunk 64K --size 48M \
+	--bitmap-chunk 1M b0 b1 b2 b3 >/dev/null || fail "create with a bitmap"
+rf_mount b0 b1 b2 b3 mnt5
+dd if=ref of=mnt5/volume.img bs=1M count=20 conv=notrunc,fsync status=none
+echo vanish >mnt5/.raidfuse/dev3/fault || fail "vanish dev3"
+dd if=/dev/urandom of=new64k bs=64K count=1 status=none
+# 40 MiB into the volume: a region no write has marked yet, so its bit
+# must be stored first.
+dd if=new64k of=mnt5/volume.img bs=64K seek=640 conv=notrunc,fsync status=none ||
+	fail "a write failed because one member could not take the bitmap"
+[ "$(cat mnt5/.raidfuse/dev3/state)" = faulty ] ||
+	fail "the member that lost the bitmap is $(cat mnt5/.raidfuse/dev3/state), not faulty"
+cmp <(head -c 20M mnt5/volume.img) <(head -c 20M ref) >/dev/null ||
+	fail "data differs after the bitmap failed on one member"
+cmp <(dd if=mnt5/volume.img bs=64K skip=640 count=1 status=none) new64k >/dev/null ||
+	fail "the write into a new region does not read back"
+echo clear >mnt5/.raidfuse/dev3/fault
+rf_umount mnt5
+log "ok: a member that cannot take the bitmap is failed out; the write goes on"
 log "PASS"

@@ -22,6 +22,11 @@ struct fs_options {
 	const char *extra_opts; /* more -o options for the mount */
 };
 
+/* Whether libfuse takes these options (-o ones above all), checked before
+ * the array is started so that a typo changes no member: 0, or -EINVAL
+ * with libfuse's message on stderr. */
+int fs_check_options(const struct fs_options *opts);
+
 /* Mount, daemonize unless foreground, serve until unmounted or signalled
  * (SIGTERM, SIGINT, SIGHUP), then unmount. The caller stops the array
  * afterwards. Returns 0, or -errno with a message printed to stderr. */

@@ -25,6 +25,39 @@ void fs_log(void *ctx, const char *msg)
 		fprintf(stderr, "raidfuse: %s\n", msg);
 }
 
+/* The options of the mount, for libfuse's parser. */
+static int fs_session_args(const struct fs_options *opts, bool read_only, char *mount_opts,
+                           size_t len, struct fuse_args *args)
+{
+	snprintf(mount_opts, len,
+	         "fsname=raidfuse,subtype=raidfuse,default_permissions,max_read=%u%s%s%s%s",
+	         FS_MAX_IO_BYTES, read_only ? ",ro" : "", opts->allow_other ? ",allow_other" : "",
+	         opts->extra_opts ? "," : "", opts->extra_opts ? opts->extra_opts : "");
+	if (fuse_opt_add_arg(args, "raidfuse") || fuse_opt_add_arg(args, "-o") ||
+	    fuse_opt_add_arg(args, mount_opts) || (opts->debug && fuse_opt_add_arg(args, "-d")))
+		return -ENOMEM;
+	return 0;
+}
+
+int fs_check_options(const struct fs_options *opts)
+{
+	static const struct fuse_lowlevel_ops no_ops;
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	char mount_opts[512];
+	int rc = fs_session_args(opts, false, mount_opts, sizeof(mount_opts), &args);
+
+	if (rc == 0) {
+		/* libfuse names an option it does not know on stderr. */
+		struct fuse_session *se = fuse_session_new(&args, &no_ops, sizeof(no_ops), NULL);
+		if (se)
+			fuse_session_destroy(se);
+		else
+			rc = -EINVAL;
+	}
+	fuse_opt_free_args(&args);
+	return rc;
+}
+
 int fs_run(struct raid_array *array, const struct fs_options *opts)
 {
 	struct fs_state fs;
@@ -43,13 +76,7 @@ int fs_run(struct raid_array *array, const struct fs_options *opts)
 	clock_gettime(CLOCK_REALTIME, &fs.mount_time);
 	fs.volume_mtime = fs.volume_atime = fs.mount_time;
 
-	snprintf(mount_opts, sizeof(mount_opts),
-	         "fsname=raidfuse,subtype=raidfuse,default_permissions,max_read=%u%s%s%s%s",
-	         FS_MAX_IO_BYTES, array->read_only ? ",ro" : "",
-	         opts->allow_other ? ",allow_other" : "", opts->extra_opts ? "," : "",
-	         opts->extra_opts ? opts->extra_opts : "");
-	if (fuse_opt_add_arg(&args, "raidfuse") || fuse_opt_add_arg(&args, "-o") ||
-	    fuse_opt_add_arg(&args, mount_opts) || (opts->debug && fuse_opt_add_arg(&args, "-d"))) {
+	if (fs_session_args(opts, array->read_only, mount_opts, sizeof(mount_opts), &args) < 0) {
 		fprintf(stderr, "raidfuse: out of memory\n");
 		goto out;
 	}

@@ -379,6 +379,11 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	if (!model)
 		return errmsg_fail(-ENODEV, err, errlen, "no member in sync to copy from");
 
+	if (a->served_dir && member_path_inside(path, a->served_dir))
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s is inside the mount point %s: the daemon would wait on "
+		                   "itself for every write to it",
+		                   path, a->served_dir);
 	struct member *m = &a->members[a->nr_members];
 	rc = member_open(m, path, false, err, errlen);
 	if (rc < 0)
@@ -406,7 +411,18 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		                   "%s is %" PRIu64 " bytes; a member of this array needs %" PRIu64,
 		                   path, have, need);
 	}
-	if (member_super_load(m, NULL, 0) == 0 && memcmp(m->sb.set_uuid, a->set_uuid, 16) == 0) {
+	bool has_super = member_super_load(m, NULL, 0) == 0;
+	if (has_super && memcmp(m->sb.set_uuid, a->set_uuid, 16) != 0) {
+		char name[sizeof(m->sb.set_name) + 1];
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(m->sb.set_name), m->sb.set_name);
+		member_close(m);
+		return errmsg_fail(-EBUSY, err, errlen,
+		                   "%s holds the md superblock of another array (%s): wipe it "
+		                   "first (mdadm --zero-superblock, or raidfuse create --force) if "
+		                   "that array is no longer wanted",
+		                   path, name[0] ? name : "no name");
+	}
+	if (has_super) {
 		uint16_t old_role = md_super_role(&m->sb);
 		/* It left while the bitmap kept every region written since: it
 		 * needs only those (md's re-add). */
@@ -583,6 +599,7 @@ static void array_free(struct raid_array *a)
 	pthread_mutex_destroy(&a->workers_lock);
 	pthread_mutex_destroy(&a->log_lock);
 	pthread_mutex_destroy(&a->state_lock);
+	free(a->served_dir);
 	free(a);
 }
 
@@ -769,6 +786,10 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		a->tuning.write_back = false;
 	a->log = opts->log;
 	a->log_ctx = opts->log_ctx;
+	if (opts->served_dir && !(a->served_dir = strdup(opts->served_dir))) {
+		rc = errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+		goto fail;
+	}
 
 	rc = assemble_open_members(a, paths, nr_paths, opts->read_only, err, errlen);
 	if (rc == 0)

@@ -78,6 +78,7 @@ struct raid_array {
 
 	void (*log)(void *ctx, const char *msg); /* warnings and state changes */
 	void *log_ctx;
+	char *served_dir;                        /* array_assemble_opts.served_dir */
 	/* The last lines logged, for MOUNT/.raidfuse/log (md's dmesg lines). */
 	pthread_mutex_t log_lock;
 	char log_ring[64][256];
@@ -95,6 +96,10 @@ struct array_assemble_opts {
 	struct array_tuning tuning;
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
+	/* A directory this process serves (the mount point, absolute, no
+	 * links): a member added later may not lie inside it, or the daemon
+	 * would wait on itself. NULL: none. */
+	const char *served_dir;
 };
 
 /* Assemble from member paths (any order). On success *out can be read;

@@ -111,10 +111,37 @@ static size_t json_from_lines(const char *lines, char *out, size_t len)
 	return used < len ? used : len;
 }
 
+/* in as the inside of a JSON string: names and paths come from users and
+ * from foreign disk images. Cut short (never inside an escape) if out is
+ * too small. */
+static const char *json_escape(const char *in, char *out, size_t len)
+{
+	size_t used = 0;
+
+	for (; *in; in++) {
+		unsigned char ch = (unsigned char)*in;
+		char piece[8];
+		if (ch == '"' || ch == '\\')
+			snprintf(piece, sizeof(piece), "\\%c", ch);
+		else if (ch < 0x20)
+			snprintf(piece, sizeof(piece), "\\u%04x", ch);
+		else
+			snprintf(piece, sizeof(piece), "%c", ch);
+		size_t n = strlen(piece);
+		if (used + n >= len)
+			break;
+		memcpy(out + used, piece, n);
+		used += n;
+	}
+	out[used] = '\0';
+	return out;
+}
+
 static int show_status_json(struct raid_array *a, struct member *unused, char *buf, size_t len)
 {
 	struct sync_progress p;
 	char uuid[36], layout[64], level_lines[2048] = "";
+	char name[6 * sizeof(a->set_name)], path[8192];
 
 	(void)unused;
 	array_sync_progress(a, &p);
@@ -131,7 +158,7 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	     "\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
 	     ",\"sync_total_sectors\":%" PRIu64 ",\"sync_rate_kib\":%" PRIu64
 	     ",\"mismatch_cnt\":%" PRIu64 ",\"members\":[",
-	     a->set_name, uuid, a->ops->name, layout, a->geo.chunk_bytes, a->geo.raid_disks,
+	     json_escape(a->set_name, name, sizeof(name)), uuid, a->ops->name, layout, a->geo.chunk_bytes, a->geo.raid_disks,
 	     a->geo.array_bytes, a->started ? "active" : "clean", missing,
 	     a->read_only ? "true" : "false", a->events, sync_action_name(p.action),
 	     p.done_sectors, p.total_sectors, p.rate_kib, p.mismatch_sectors);
@@ -140,7 +167,8 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 		textbuf_appendf(&t, "%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","
 		     "\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64
 		     ",\"read_errors\":%" PRIu64 ",\"write_errors\":%" PRIu64 "}",
-		     i ? "," : "", i, m->abs_path, m->role, member_state_name(m->state),
+		     i ? "," : "", i, json_escape(m->abs_path, path, sizeof(path)), m->role,
+		     member_state_name(m->state),
 		     (uint64_t)atomic_load(&m->bytes_read), (uint64_t)atomic_load(&m->bytes_written),
 		     (uint64_t)atomic_load(&m->read_errors), (uint64_t)atomic_load(&m->write_errors));
 	}

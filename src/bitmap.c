@@ -78,10 +78,12 @@ int bitmap_pick_chunk(uint64_t dev_bytes, uint64_t wanted_bytes, uint64_t *chunk
 		*chunk_bytes = chunk_that_fits(dev_bytes, BITMAP_DEFAULT_CHUNK_BYTES);
 		return 0;
 	}
-	if (wanted_bytes < BITMAP_MIN_CHUNK_BYTES || (wanted_bytes & (wanted_bytes - 1)))
+	/* md keeps the chunk size in 32 bits of the bitmap superblock. */
+	if (wanted_bytes < BITMAP_MIN_CHUNK_BYTES || wanted_bytes > BITMAP_MAX_CHUNK_BYTES ||
+	    (wanted_bytes & (wanted_bytes - 1)))
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "bitmap chunk of %" PRIu64 " bytes: it must be a power of two "
-		                   "of at least 4K",
+		                   "from 4K to 2G",
 		                   wanted_bytes);
 	uint64_t least = chunk_that_fits(dev_bytes, wanted_bytes);
 	if (least != wanted_bytes)

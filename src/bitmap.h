@@ -26,6 +26,7 @@ struct write_bitmap;
 
 #define BITMAP_DEFAULT_CHUNK_BYTES (64ull << 20) /* mdadm's default for internal bitmaps */
 #define BITMAP_MIN_CHUNK_BYTES 4096u
+#define BITMAP_MAX_CHUNK_BYTES (1ull << 31)
 #define BITMAP_MAX_BITS 8192u                    /* what create writes: 1 KiB of bits */
 
 /* The bitmap chunk create writes for members of dev_bytes: wanted_bytes

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "array.h"
+#include "member.h"
 #include "cli.h"
 #include "fs.h"
 
@@ -65,14 +66,8 @@ static int mount_check_paths(char **members, int nr_members, const char *mountpo
 		cli_error("mount", "mount point %s: %s", mountpoint, strerror(errno));
 		return -errno;
 	}
-	size_t mount_len = strlen(mount_real);
 	for (int i = 0; i < nr_members; i++) {
-		char member_real[PATH_MAX];
-		if (!realpath(members[i], member_real))
-			continue; /* assembly reports missing files with context */
-		if (strncmp(member_real, mount_real, mount_len) == 0 &&
-		    (member_real[mount_len] == '/' || member_real[mount_len] == '\0' ||
-		     strcmp(mount_real, "/") == 0)) {
+		if (member_path_inside(members[i], mount_real)) {
 			cli_error("mount", "member %s is inside the mount point %s; it would be "
 			          "hidden by the mount and deadlock the daemon", members[i], mountpoint);
 			return -EINVAL;
@@ -152,7 +147,7 @@ int cmd_mount(int argc, char **argv)
 		case 't': {
 			char *end;
 			long n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > 1024) {
+			if (end == optarg || *end || n < 1 || n > 1024) {
 				cli_error("mount", "--threads '%s' is not a number from 1 to 1024",
 				          optarg);
 				return CLI_EXIT_USAGE;
@@ -168,7 +163,7 @@ int cmd_mount(int argc, char **argv)
 		case OPT_READAHEAD: {
 			char *end;
 			long n = strtol(optarg, &end, 10);
-			if (*end || n < 0 || n > 1000000) {
+			if (end == optarg || *end || n < 0 || n > 1000000) {
 				cli_error("mount", "--%s '%s' is not a number from 0 to 1000000",
 				          long_opts_name(long_opts, opt), optarg);
 				return CLI_EXIT_USAGE;
@@ -222,6 +217,13 @@ int cmd_mount(int argc, char **argv)
 		return CLI_EXIT_ERROR;
 	}
 	fopts.mountpoint = mount_real;
+	aopts.served_dir = mount_real;
+	if (fs_check_options(&fopts) < 0) {
+		cli_error("mount", "the mount options are not valid%s%s%s: nothing was changed",
+		          fopts.extra_opts ? " (-o " : "", fopts.extra_opts ? fopts.extra_opts : "",
+		          fopts.extra_opts ? ")" : "");
+		return CLI_EXIT_USAGE;
+	}
 
 	aopts.log = fs_log;
 	int assembled = array_assemble(&array, (const char *const *)members, nr_members, &aopts,

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <mntent.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "member.h"
 
 #define UMOUNT_WAIT_SECONDS 120
 
@@ -73,6 +75,29 @@ static bool umount_daemon_gone(pid_t pid)
 	return all_exited;
 }
 
+/* Whether mountpoint is a raidfuse mount (alive or with its daemon gone,
+ * as the kernel's mount table says): root's fusermount3 would unmount
+ * anything. The mount point itself is not looked at (a dead FUSE mount
+ * answers ENOTCONN), only its folder is resolved. */
+static bool umount_is_raidfuse(const char *mountpoint)
+{
+	char *resolved = member_resolve_path(mountpoint);
+	bool found = false;
+
+	if (!resolved)
+		return false;
+	size_t len = strlen(resolved);
+	while (len > 1 && resolved[len - 1] == '/')
+		resolved[--len] = '\0';
+	FILE *mounts = setmntent("/proc/self/mounts", "r");
+	for (struct mntent *e; mounts && !found && (e = getmntent(mounts));)
+		found = strcmp(e->mnt_dir, resolved) == 0 && strcmp(e->mnt_type, "fuse.raidfuse") == 0;
+	if (mounts)
+		endmntent(mounts);
+	free(resolved);
+	return found;
+}
+
 static int umount_run_fusermount(const char *mountpoint)
 {
 	pid_t child = fork();
@@ -97,6 +122,10 @@ int cmd_umount(int argc, char **argv)
 		return argc == 2 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	const char *mountpoint = argv[1];
+	if (!umount_is_raidfuse(mountpoint)) {
+		cli_error("umount", "%s is not a raidfuse mount point", mountpoint);
+		return CLI_EXIT_ERROR;
+	}
 	pid_t daemon_pid = umount_read_daemon_pid(mountpoint);
 
 	if (umount_run_fusermount(mountpoint) < 0) {

@@ -24,6 +24,17 @@
 #include "member.h"
 #include "member_fault.h"
 
+bool member_path_inside(const char *path, const char *dir_real)
+{
+	char real[PATH_MAX];
+	size_t dir_len = strlen(dir_real);
+
+	if (!realpath(path, real))
+		return false; /* opening it reports what is wrong */
+	return strncmp(real, dir_real, dir_len) == 0 &&
+	       (real[dir_len] == '/' || real[dir_len] == '\0' || strcmp(dir_real, "/") == 0);
+}
+
 char *member_resolve_path(const char *path)
 {
 	char dir[PATH_MAX], resolved[PATH_MAX], joined[PATH_MAX * 2];
@@ -333,11 +344,21 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		                   "%s: super_offset is %llu sectors (expected %u for metadata 1.2)",
 		                   m->path, (unsigned long long)m->sb.super_offset,
 		                   MD_SB_V12_OFFSET_SECTORS);
-	uint64_t end_bytes = (m->sb.data_offset + m->sb.data_size) * 512u;
 	if (m->sb.data_offset < MD_SB_V12_OFFSET_SECTORS + 2)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: data_offset %llu sectors overlaps the superblock", m->path,
 		                   (unsigned long long)m->sb.data_offset);
+	/* Compared in sectors first: a forged data_offset or data_size
+	 * must not wrap around to a small byte count. */
+	uint64_t file_sectors = m->file_bytes / 512u;
+	if (m->sb.data_offset > file_sectors || m->sb.data_size > file_sectors - m->sb.data_offset)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: truncated or corrupt: the superblock puts the data area at "
+		                   "sectors %llu + %llu, but the member has %llu sectors",
+		                   m->path, (unsigned long long)m->sb.data_offset,
+		                   (unsigned long long)m->sb.data_size,
+		                   (unsigned long long)file_sectors);
+	uint64_t end_bytes = (m->sb.data_offset + m->sb.data_size) * 512u;
 	if (end_bytes > m->file_bytes)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: truncated: the superblock says the data area ends at %llu "

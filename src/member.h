@@ -50,6 +50,10 @@ struct member {
 	atomic_int sync_error;       /* first failed fdatasync (-errno), or 0 */
 };
 
+/* Whether path (resolved) is dir_real, an absolute path without links,
+ * or lies inside it. */
+bool member_path_inside(const char *path, const char *dir_real);
+
 /* path with its folder resolved to an absolute one; the file itself is
  * not followed. malloc'd; NULL on ENOMEM. */
 char *member_resolve_path(const char *path);

@@ -151,6 +151,45 @@ EXPECT=("too small" "e1.img")
 refuse "member truncated to 3000 bytes" \
 	"$RAIDFUSE" mount "$E/e0.img" "$E/e1.img" "$E/e2.img" "$MNT"
 
+# A data_offset so large that it wraps to a small byte offset, with a
+# correct checksum: the data area must not land on the superblock.
+F=$ARR/fo
+copy_array "$A" "$F"
+for f in a0 a1 a2; do mv "$F/$f.img" "$F/fo${f#a}.img"; done
+python3 - "$F/fo1.img" <<'PY' || fail "cannot forge data_offset"
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(4096)
+    sb = bytearray(f.read(4096))
+    struct.pack_into("<Q", sb, 128, 1 << 55)          # data_offset, sectors
+    struct.pack_into("<I", sb, 216, 0)                # sb_csum
+    max_dev = struct.unpack_from("<I", sb, 220)[0]
+    size = 256 + max_dev * 2
+    csum = sum(struct.unpack_from("<%dI" % (size // 4), sb, 0))
+    if size % 4:
+        csum += struct.unpack_from("<H", sb, size - 2)[0]
+    csum = (csum & 0xffffffff) + (csum >> 32)
+    struct.pack_into("<I", sb, 216, csum & 0xffffffff)
+    f.seek(4096)
+    f.write(sb)
+PY
+EXPECT=("corrupt" "fo1.img")
+refuse "data_offset of 2^55 sectors (wraps in bytes), checksum correct" \
+	"$RAIDFUSE" mount "$F/fo0.img" "$F/fo1.img" "$F/fo2.img" "$MNT"
+
+# ---- mount: options libfuse does not take --------------------------------
+# Checked before the array starts: a typo must not bump events, nor (with
+# --run) leave the absent member behind as stale.
+EXPECT=("mount options" "bogus")
+refuse "mount -o bogus" \
+	"$RAIDFUSE" mount -o bogus "$A/a0.img" "$A/a1.img" "$A/a2.img" "$MNT"
+EXPECT=("mount options" "bogus")
+refuse "mount --run -o bogus, one member absent" \
+	"$RAIDFUSE" mount --run -o bogus "$A/a0.img" "$A/a1.img" "$MNT"
+EXPECT=("cache-mib" "not a number")
+refuse "mount --cache-mib ''" \
+	"$RAIDFUSE" mount --cache-mib '' "$A/a0.img" "$A/a1.img" "$A/a2.img" "$MNT"
+
 # ---- mount: one member named twice -------------------------------------
 mkdir -p "$A/sub"
 EXPECT=("same member given twice")
@@ -230,9 +269,12 @@ refuse "create --raid-devices 2 with 3 members" \
 EXPECT=("bitmap chunk" "power of two")
 refuse "create --bitmap-chunk 3M" \
 	"$RAIDFUSE" create --level 5 --raid-devices 3 --bitmap-chunk 3M --size 4M "$N-0" "$N-1" "$P0"
-EXPECT=("bitmap chunk" "at least 4K")
+EXPECT=("bitmap chunk" "from 4K")
 refuse "create --bitmap-chunk 2K" \
 	"$RAIDFUSE" create --level 1 --raid-devices 2 --bitmap-chunk 2K --size 4M "$N-0" "$P0"
+EXPECT=("bitmap chunk" "2G")
+refuse "create --bitmap-chunk 4G (more than md's 32-bit field)" \
+	"$RAIDFUSE" create --level 5 --raid-devices 3 --bitmap-chunk 4G --size 4M "$N-0" "$N-1" "$P0"
 EXPECT=("bitmap-chunk" "bitmap none")
 refuse "create --bitmap-chunk with --bitmap none" \
 	"$RAIDFUSE" create --level 5 --raid-devices 3 --bitmap none --bitmap-chunk 64M --size 4M \
@@ -301,6 +343,65 @@ for f in "$A"/a*.img; do
 		fail "mdadm --examine $f: not clean after the umount"
 done
 ok "array a is clean after the size-change attempts"
+
+# ---- control verbs on a mounted array ---------------------------------------
+# Refused by the daemon: nothing may change under $ARR, and the daemon must
+# still answer afterwards.
+refuse_mounted() {
+	local label=$1 before after rc s
+	shift
+	before=$(state_of_members)
+	timeout 60 "$@" >"$WORK/out" 2>&1 && rc=0 || rc=$?
+	after=$(state_of_members)
+	[ $rc != 0 ] || fail "$label: '$*' exited 0 but must be refused: $(cat "$WORK/out")"
+	[ $rc != 124 ] || fail "$label: '$*' hung"
+	for s in "${EXPECT[@]}"; do
+		grep -qiF -- "$s" "$WORK/out" ||
+			fail "$label: the message does not mention '$s': $(cat "$WORK/out")"
+	done
+	[ "$before" = "$after" ] || fail "$label: a refused '$1' changed files:
+$(diff <(echo "$before") <(echo "$after"))"
+	timeout 10 cat "$MNT/.raidfuse/log" >/dev/null || fail "$label: the daemon no longer answers"
+	ok "$label: exit $rc, nothing changed: $(head -n1 "$WORK/out")"
+	EXPECT=()
+}
+rf_mount "$A/a0.img" "$A/a1.img" "$A/a2.img" "$MNT"
+"$RAIDFUSE" fail "$MNT" "$A/a2.img" >/dev/null && "$RAIDFUSE" remove "$MNT" "$A/a2.img" >/dev/null ||
+	fail "fail and remove a2 for the add refusals"
+EXPECT=("inside the mount point")
+refuse_mounted "add volume.img itself (the daemon would wait on itself)" \
+	"$RAIDFUSE" add "$MNT" "$MNT/volume.img"
+EXPECT=("another array" "b0.img")
+refuse_mounted "add a member of another array" \
+	"$RAIDFUSE" add "$MNT" "$B/b0.img"
+rf_umount "$MNT"
+
+# umount: only raidfuse mounts (root's fusermount3 unmounts anything).
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$WORK/tmpfs"
+	mount -t tmpfs none "$WORK/tmpfs" || fail "cannot mount a tmpfs"
+	"$RAIDFUSE" umount "$WORK/tmpfs" >"$WORK/out" 2>&1 && {
+		umount "$WORK/tmpfs" 2>/dev/null
+		fail "raidfuse umount unmounted a tmpfs"
+	}
+	mountpoint -q "$WORK/tmpfs" || fail "raidfuse umount refused but the tmpfs is gone"
+	grep -qi "not a raidfuse mount" "$WORK/out" || fail "umount of a tmpfs: $(cat "$WORK/out")"
+	umount "$WORK/tmpfs"
+	ok "umount of a tmpfs: $(cat "$WORK/out")"
+fi
+
+# ---- accepted spellings and names that need quoting ---------------------------
+"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64KiB --bitmap-chunk 1MiB --size 4M \
+	--name 'q"\' "$WORK/q0.img" "$WORK/q1.img" "$WORK/q2.img" >"$WORK/out" 2>&1 ||
+	fail "create --chunk 64KiB --bitmap-chunk 1MiB: $(cat "$WORK/out")"
+mdadm --examine "$WORK/q0.img" | grep -q "Chunk Size : 64K" || fail "--chunk 64KiB is not 64K"
+rf_mount "$WORK/q0.img" "$WORK/q1.img" "$WORK/q2.img" "$MNT"
+"$RAIDFUSE" status --json "$MNT" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d["name"].endswith("q\"\\") else 1)' || fail "status --json with a quote in the name: $("$RAIDFUSE" status --json "$MNT")"
+rf_umount "$MNT"
+ok "--chunk 64KiB and --bitmap-chunk 1MiB accepted; status --json escapes the name"
 
 log "PASS: $NCHECKS checks in $((SECONDS - T0)) s"
 exit 0

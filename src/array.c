@@ -85,8 +85,6 @@ int array_geometry_from_super(struct raid_geometry *geo, const struct md_super *
 
 /* ---- superblock updates -------------------------------------------- */
 
-/* Write the array state to every serving member: events bumped, dirty or
- * clean, roles. Caller holds state_lock. */
 /* Members whose superblocks follow the array's state. */
 static bool member_is_live(const struct member *m)
 {
@@ -94,6 +92,10 @@ static bool member_is_live(const struct member *m)
 	       m->state == MEMBER_SPARE;
 }
 
+static void array_roles_mark_faulty(struct raid_array *a, uint32_t dev_number);
+
+/* Write the array state to every live member: events bumped, dirty or
+ * clean, roles. Caller holds state_lock. */
 static int array_super_sync(struct raid_array *a, bool clean)
 {
 	int rc = 0;
@@ -111,6 +113,19 @@ static int array_super_sync(struct raid_array *a, bool clean)
 		int wrc = member_super_store(m);
 		if (wrc == 0)
 			wrc = member_sync(m);
+		if (wrc < 0 && m->state != MEMBER_IN_SYNC) {
+			/* A spare or a member being rebuilt serves nothing yet:
+			 * it is given up rather than failing every later
+			 * superblock update (its sync error sticks). */
+			if (m->state == MEMBER_REBUILDING && m->role >= 0 &&
+			    a->rebuilding[m->role] == m)
+				a->rebuilding[m->role] = NULL;
+			m->state = MEMBER_FAULTY;
+			array_roles_mark_faulty(a, m->sb.dev_number);
+			array_logf(a, "%s cannot take a superblock update: %s; it is now faulty",
+			           m->abs_path, strerror(-wrc));
+			continue;
+		}
 		if (wrc < 0 && rc == 0)
 			rc = wrc;
 	}
@@ -121,7 +136,6 @@ static int array_super_sync(struct raid_array *a, bool clean)
 	return rc;
 }
 
-/* Record role as faulty in every serving member's roles table. */
 /* Set dev_roles[dev_number] in every live member's superblock. */
 static void array_roles_set(struct raid_array *a, uint32_t dev_number, uint16_t role)
 {
@@ -155,14 +169,15 @@ int array_missing_count(const struct raid_array *a)
 	return missing;
 }
 
-bool array_member_error(struct raid_array *a, int role, int err, bool is_write)
+bool array_member_error(struct raid_array *a, int role, struct member *erred, int err,
+                        bool is_write)
 {
 	bool missing[RAID_MAX_MEMBERS];
 	bool failed = false, kick = false;
 
 	pthread_mutex_lock(&a->state_lock);
 	struct member *m = a->slot[role];
-	if (!m) {
+	if (!m || m != erred) {
 		pthread_mutex_unlock(&a->state_lock);
 		return true;
 	}
@@ -262,13 +277,21 @@ int array_recovery_begin(struct raid_array *a, int role, struct member *m)
 	return rc;
 }
 
-void array_recovery_checkpoint(struct raid_array *a, int role)
+void array_recovery_advance(struct raid_array *a, int role, struct member *m, uint64_t end)
+{
+	pthread_mutex_lock(&a->state_lock);
+	if (a->rebuilding[role] == m)
+		atomic_store(&a->rebuilt_bytes[role], end);
+	pthread_mutex_unlock(&a->state_lock);
+}
+
+void array_recovery_checkpoint(struct raid_array *a, int role, struct member *target)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&a->state_lock);
 	struct member *m = a->rebuilding[role];
-	if (m && !a->read_only) {
+	if (m && m == target && !a->read_only) {
 		/* The bytes first, then the offset that vouches for them. */
 		uint64_t rebuilt = atomic_load(&a->rebuilt_bytes[role]);
 		rc = member_sync(m);
@@ -284,17 +307,18 @@ void array_recovery_checkpoint(struct raid_array *a, int role)
 		array_rebuild_target_failed(a, role, m, rc);
 }
 
-int array_recovery_finish(struct raid_array *a, int role)
+int array_recovery_finish(struct raid_array *a, int role, struct member *target)
 {
 	pthread_mutex_lock(&a->state_lock);
 	struct member *m = a->rebuilding[role];
-	if (!m) {
+	if (!m || m != target) {
 		pthread_mutex_unlock(&a->state_lock);
 		return -ENODEV;
 	}
 	/* What the rebuild wrote must be durable before the superblocks say
 	 * the member is in sync. */
 	int rc = member_sync(m);
+	int sync_rc = rc;
 	struct member *replaced = a->slot[role];
 	if (rc == 0) {
 		if (replaced) {
@@ -310,6 +334,10 @@ int array_recovery_finish(struct raid_array *a, int role)
 		rc = array_super_sync(a, false);
 	}
 	pthread_mutex_unlock(&a->state_lock);
+	/* Its sync error sticks: a retry would copy everything again and
+	 * fail the same way. */
+	if (sync_rc < 0)
+		array_rebuild_target_failed(a, role, m, sync_rc);
 	array_logf(a, "recovery of role %d onto %s %s", role, m->abs_path,
 	           rc == 0 ? "finished: the member is in sync" : "could not be completed");
 	if (rc == 0 && replaced)
@@ -1071,7 +1099,7 @@ int array_flush(struct raid_array *a)
 		struct member *m = a->slot[role];
 		int src = m ? member_sync(m) : 0;
 		if (src < 0)
-			array_member_error(a, role, src, true);
+			array_member_error(a, role, m, src, true);
 		/* A member being rebuilt or copied took the writes to what it
 		 * has: a restart resumes after its last checkpoint and would
 		 * not copy them again. */

@@ -123,10 +123,14 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
  * keeps reporting) any write error seen since assembly. */
 int array_flush(struct raid_array *a);
 
-/* A member I/O error on role: fail the member if the array can run
- * without it (superblocks of the others record it), else keep it. Returns
- * true if the member was failed (the caller can retry from redundancy). */
-bool array_member_error(struct raid_array *a, int role, int err, bool is_write);
+/* An I/O error of member m on role: fail m if the array can run without
+ * it (superblocks of the others record it), else keep it. Returns true if
+ * m no longer serves the role (failed now, or already replaced: the caller
+ * can retry from redundancy). m is the member the failed I/O went to,
+ * compared with the one serving now: a slow write or sync may end after a
+ * rebuilt member took the role over, which must not pay for it. */
+bool array_member_error(struct raid_array *a, int role, struct member *m, int err,
+                        bool is_write);
 
 /* Start the I/O pool and the level's threads (the stripe cache) if not
  * running yet; the I/O calls do it on first use. 0 or -errno. */
@@ -187,10 +191,14 @@ static inline struct member *array_replacement_target(struct raid_array *a, int 
 void array_rebuild_target_failed(struct raid_array *a, int role, struct member *m, int err);
 
 /* Recovery bookkeeping for sync.c: start rebuilding role onto m (the
- * superblocks record it), note progress, finish. */
+ * superblocks record it), note progress, finish. Each does nothing
+ * (-ENODEV) once m is no longer the member rebuilt for role: given up
+ * after a write error, perhaps with another added in its place. */
 int array_recovery_begin(struct raid_array *a, int role, struct member *m);
-void array_recovery_checkpoint(struct raid_array *a, int role);
-int array_recovery_finish(struct raid_array *a, int role);
+/* Member bytes below end of role are rebuilt on m. */
+void array_recovery_advance(struct raid_array *a, int role, struct member *m, uint64_t end);
+void array_recovery_checkpoint(struct raid_array *a, int role, struct member *m);
+int array_recovery_finish(struct raid_array *a, int role, struct member *m);
 /* A role missing and a spare (or a half-rebuilt member) present: start
  * recovery. Called when the array starts and when a member fails. */
 void array_recovery_kick(struct raid_array *a);

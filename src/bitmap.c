@@ -279,6 +279,7 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b,
 {
 	size_t len = MD_BITMAP_SB_BYTES + b->bits_bytes;
 	int role_rc[RAID_MAX_MEMBERS] = { 0 };
+	struct member *stored_to[RAID_MAX_MEMBERS] = { NULL };
 	int rc = 0;
 
 	while (b->storing)
@@ -295,6 +296,7 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b,
 		struct member *m = a->slot[role];
 		if (!m)
 			continue;
+		stored_to[role] = m;
 		role_rc[role] = member_pwrite_abs_durable(m, buf, len,
 		                                          b->bits_abs_off - MD_BITMAP_SB_BYTES);
 		if (role_rc[role] < 0 && rc == 0)
@@ -310,13 +312,17 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b,
 		bool absorbed = true;
 		pthread_mutex_unlock(&b->lock);
 		for (int role = 0; role < a->geo.raid_disks; role++)
-			if (role_rc[role] < 0 && !array_member_error(a, role, role_rc[role], true))
+			if (role_rc[role] < 0 &&
+			    !array_member_error(a, role, stored_to[role], role_rc[role], true))
 				absorbed = false;
 		pthread_mutex_lock(&b->lock);
 		if (absorbed)
 			rc = 0;
 	}
-	if (gen > b->gen_stored) {
+	/* A failure that may not fail members out (bitmap_store, under the
+	 * state lock) is not the last word for writers waiting on this
+	 * generation: they store again themselves, and may. */
+	if (gen > b->gen_stored && (rc == 0 || may_fail_members)) {
 		b->gen_stored = gen;
 		b->last_store_rc = rc;
 	}
@@ -431,7 +437,7 @@ int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms)
 		int src = m ? member_sync(m) : 0;
 		if (src < 0) {
 			synced = false;
-			array_member_error(a, role, src, true);
+			array_member_error(a, role, m, src, true);
 		}
 	}
 	if (!synced)

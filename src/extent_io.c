@@ -30,6 +30,7 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 	while (len > 0) {
 		struct raid_extent ext;
 		int rc = -EIO, bad[RAID_MAX_COPIES], nr_bad = 0;
+		struct member *bad_member[RAID_MAX_COPIES];
 
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
 		size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
@@ -40,15 +41,16 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 			rc = member_read(m, dst, piece, ext.copies[c].member_off_bytes);
 			if (rc == 0)
 				break;
+			bad_member[nr_bad] = m;
 			bad[nr_bad++] = c;
 		}
 		for (int i = 0; i < nr_bad; i++) {
 			int role = ext.copies[bad[i]].role;
-			struct member *m = a->slot[role];
-			if (!m)
-				continue;
+			struct member *m = bad_member[i];
+			if (a->slot[role] != m)
+				continue; /* failed out or replaced meanwhile */
 			if (rc < 0) {
-				array_member_error(a, role, -EIO, false);
+				array_member_error(a, role, m, -EIO, false);
 				continue;
 			}
 			int wrc = member_write(m, dst, piece, ext.copies[bad[i]].member_off_bytes);
@@ -57,7 +59,7 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 				           "from another copy",
 				           m->abs_path, role, piece / 1024);
 			else
-				array_member_error(a, role, wrc, true);
+				array_member_error(a, role, m, wrc, true);
 		}
 		if (rc < 0)
 			return rc;
@@ -181,7 +183,8 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 				continue;
 			} else if (reqs[i].result == 0) {
 				piece_copies_ok[req_piece[i]]++;
-			} else if (!array_member_error(a, req_role[i], reqs[i].result, true)) {
+			} else if (!array_member_error(a, req_role[i], reqs[i].member, reqs[i].result,
+			                               true)) {
 				rc = reqs[i].result;
 			}
 		}
@@ -404,11 +407,14 @@ static int extent_recover_extent(struct raid_array *a, const struct raid_extent 
 		rc = from < 0 ? -EIO
 		              : member_read(a->slot[ext->copies[from].role], r->s->first, len,
 		                            ext->copies[from].member_off_bytes);
-		if (rc == 0)
+		if (rc == 0) {
 			rc = member_write(r->target, r->s->first, len, at);
+			if (rc < 0)
+				array_rebuild_target_failed(a, r->role, r->target, rc);
+		}
 	}
 	if (rc == 0)
-		atomic_store(&a->rebuilt_bytes[r->role], at + len);
+		array_recovery_advance(a, r->role, r->target, at + len);
 	return rc;
 }
 

@@ -179,7 +179,7 @@ int stripe_io_recover_unit(struct raid_array *a, void *ctx, uint64_t row, int ro
 			rc = stripe_row_rebuild_role(a, r, role, target);
 	}
 	if (rc == 0)
-		atomic_store(&a->rebuilt_bytes[role], end);
+		array_recovery_advance(a, role, target, end);
 	stripe_cache_release(a, held);
 	return rc;
 }

@@ -212,7 +212,8 @@ static int band_io_run(struct band_io *io, struct raid_array *a)
 				rc = -EAGAIN;
 			continue;
 		}
-		bool failed_out = array_member_error(a, role, req->result, req->is_write);
+		bool failed_out = array_member_error(a, role, req->member, req->result,
+		                                     req->is_write);
 		if (!failed_out)
 			rc = req->result;
 		else if (!req->is_write && rc == 0)
@@ -372,7 +373,7 @@ static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, ui
 			           "the rest of row %llu",
 			           m->abs_path, role, len / 1024, (unsigned long long)r->row);
 		else
-			array_member_error(a, role, wrc, true);
+			array_member_error(a, role, m, wrc, true);
 	}
 	for (int k = 0; k < nr_data; k++)
 		if (r->state[k][c0] == COLUMN_INVALID)
@@ -936,7 +937,10 @@ int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role
 	}
 	if (!src)
 		return -EINVAL;
-	return member_write(target, src, len, r->lay.member_off_bytes);
+	int rc = member_write(target, src, len, r->lay.member_off_bytes);
+	if (rc < 0)
+		array_rebuild_target_failed(a, role, target, rc);
+	return rc;
 }
 
 /* RAID6: P and Q both disagree in column c. If one data chunk explains

@@ -110,7 +110,7 @@ next_recovery:
 			break;
 		/* md keeps recovery_offset current so a restart resumes. */
 		if (recover && now_seconds() - last_checkpoint >= 2.0) {
-			array_recovery_checkpoint(a, role);
+			array_recovery_checkpoint(a, role, s->recover_target);
 			last_checkpoint = now_seconds();
 		}
 		uint64_t done = (unit + 1) * s->p.total_sectors / units;
@@ -136,14 +136,20 @@ next_recovery:
 	pthread_mutex_unlock(&s->lock);
 	if (recover) {
 		if (rc == 0 && !cancelled)
-			rc = array_recovery_finish(a, role);
+			rc = array_recovery_finish(a, role, s->recover_target);
 		else
-			array_recovery_checkpoint(a, role);
+			array_recovery_checkpoint(a, role, s->recover_target);
+		/* A target given up (a write or sync to it failed) leaves its
+		 * role to the next spare, as a finished rebuild does. */
+		bool given_up = a->rebuilding[role] != s->recover_target &&
+		                a->slot[role] != s->recover_target;
 		array_logf(a, "%s recover of role %d: %s", a->ops->name, role,
+		           given_up ? "the member being rebuilt failed" :
 		           rc < 0 ? strerror(-rc) : cancelled ? "paused" : "done");
 		/* The next missing role, if a spare waits for it. */
 		struct member *next = NULL;
-		if (rc == 0 && !cancelled && array_recovery_next(a, &role, &next)) {
+		if ((rc == 0 || given_up) && !cancelled && array_recovery_next(a, &role, &next)) {
+			rc = 0;
 			pthread_mutex_lock(&s->lock);
 			s->recover_role = role;
 			s->recover_target = next;

@@ -7,9 +7,9 @@
 #    itself already failed;
 #  * a member failing while another is rebuilt on RAID5: writes fail with
 #    EIO (never silently lost), the rebuild stops with the reason logged;
-#  * a write error on the member being rebuilt: it is failed, the rebuild
-#    stops, fsync succeeds (the array is only degraded), and a later
-#    rebuild onto another member leaves parity consistent;
+#  * a write error on the member being rebuilt: it is failed, fsync
+#    succeeds (the array is only degraded), and the rebuild goes on onto a
+#    waiting spare, which ends with parity consistent;
 #  * the write-intent bitmap failing to store on one member of a redundant
 #    array: that member is failed out and the write goes on.
 . "$(dirname "$0")/lib.sh"
@@ -94,15 +94,19 @@ dev_of() {
 	return 1
 }
 
-# 4. A write error on the member being rebuilt.
+# 4. A write error on the member being rebuilt; a spare waits.
 "$RAIDFUSE" create --force --level 5 --raid-devices 3 --chunk 64K --size 48M r0 r1 r2 >/dev/null
 rf_mount r0 r1 r2 mnt4
 dd if=ref of=mnt4/volume.img bs=1M conv=notrunc,fsync status=none
 "$RAIDFUSE" fail mnt4 r2 && "$RAIDFUSE" remove mnt4 r2 || fail "fail r2"
 echo 2000 >mnt4/.raidfuse/sync_speed_max
-truncate -s 48M r2new
+truncate -s 48M r2new r2spare
 "$RAIDFUSE" add mnt4 r2new || fail "add r2new"
+"$RAIDFUSE" add mnt4 r2spare || fail "add r2spare"
 dev=$(dev_of mnt4 r2new) || fail "r2new has no devN directory"
+spare=$(dev_of mnt4 r2spare) || fail "r2spare has no devN directory"
+[ "$(cat mnt4/.raidfuse/$spare/state)" = spare ] ||
+	fail "r2spare, added during a rebuild, is $(cat mnt4/.raidfuse/$spare/state), not a spare"
 # Row 0's parity lives on role 2 (left-symmetric): once the rebuild is past
 # it, a write to the volume's first chunk writes r2new there.
 for _ in $(seq 100); do
@@ -120,20 +124,20 @@ dd if=new4k of=ref bs=4K conv=notrunc status=none
 	fail "r2new failed a write and is $(cat mnt4/.raidfuse/$dev/state), not faulty"
 grep -q "being rebuilt for role 2, failed on write" mnt4/.raidfuse/log ||
 	fail "the failed rebuild target is not in the log: $(cat mnt4/.raidfuse/log)"
-"$RAIDFUSE" wait mnt4 >wait.out && fail "a rebuild onto a failed member reported success"
 cmp <(head -c 40M mnt4/volume.img) ref >/dev/null || fail "degraded reads differ after the rebuild target failed"
-echo clear >mnt4/.raidfuse/$dev/fault
-"$RAIDFUSE" remove mnt4 r2new || fail "remove the failed r2new"
+# The waiting spare takes the role over.
 echo 1000000 >mnt4/.raidfuse/sync_speed_max
-truncate -s 48M r2third
-"$RAIDFUSE" add mnt4 r2third && "$RAIDFUSE" wait mnt4 >/dev/null || fail "rebuild onto r2third"
+"$RAIDFUSE" wait mnt4 >wait.out || fail "the rebuild onto the spare failed: $(cat wait.out)"
+[ "$(cat mnt4/.raidfuse/$spare/state)" = in_sync ] ||
+	fail "r2spare is $(cat mnt4/.raidfuse/$spare/state) after the rebuild, not in_sync"
+echo clear >mnt4/.raidfuse/$dev/fault
 rf_umount mnt4
-"$RAIDFUSE" verify r0 r1 r2third | grep -q "mismatch_cnt: 0" ||
-	fail "parity inconsistent after a failed and a good rebuild: $("$RAIDFUSE" verify r0 r1 r2third)"
-rf_mount r0 r1 r2third mnt4
-cmp <(head -c 40M mnt4/volume.img) ref >/dev/null || fail "data differs after the second rebuild"
+"$RAIDFUSE" verify r0 r1 r2spare | grep -q "mismatch_cnt: 0" ||
+	fail "parity inconsistent after a failed and a good rebuild: $("$RAIDFUSE" verify r0 r1 r2spare)"
+rf_mount r0 r1 r2spare mnt4
+cmp <(head -c 40M mnt4/volume.img) ref >/dev/null || fail "data differs after the rebuild onto the spare"
 rf_umount mnt4
-log "ok: a write error on the member being rebuilt fails it and stops the rebuild; nothing lost"
+log "ok: a write error on the member being rebuilt fails it; the waiting spare is rebuilt instead; nothing lost"
 
 # 5. The bitmap cannot be stored on one member: md fails that member.
 "$RAIDFUSE" create --force --level 5 --raid-devices 4 --chunk 64K --size 48M \

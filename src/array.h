@@ -235,6 +235,7 @@ struct array_create_opts {
 	const char *name;
 	uint64_t member_file_bytes;   /* --size; 0 = use the existing file size */
 	bool no_bitmap;               /* --bitmap none */
+	bool want_bitmap;             /* --bitmap internal, said explicitly */
 	uint64_t bitmap_chunk_bytes;  /* --bitmap-chunk; 0 = mdadm's default */
 	bool force;                   /* overwrite members that hold md superblocks */
 };

@@ -287,6 +287,12 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		                       errlen);
 		if (rc < 0)
 			goto out;
+	} else if (opts->want_bitmap) {
+		rc = errmsg_fail(-EINVAL, err, errlen,
+		                 "--bitmap internal: raidfuse keeps no write-intent bitmap for "
+		                 "%s (raid1, raid5 and raid6 have one)",
+		                 ops->name);
+		goto out;
 	} else if (opts->bitmap_chunk_bytes) {
 		rc = errmsg_fail(-EINVAL, err, errlen, "--bitmap-chunk given, but %s",
 		                 opts->no_bitmap ? "--bitmap none asks for no bitmap"

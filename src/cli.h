@@ -4,6 +4,8 @@
 #ifndef RAIDFUSE_CLI_H
 #define RAIDFUSE_CLI_H
 
+#include <stdbool.h>
+
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_ERROR 1
 #define CLI_EXIT_USAGE 2
@@ -21,6 +23,11 @@ int cmd_repair(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
+
+/* Whether path is a raidfuse mount point, alive or with its daemon gone,
+ * as the kernel's mount table says (the mount point itself is not looked
+ * at: a dead FUSE mount answers ENOTCONN). */
+bool cli_is_raidfuse_mount(const char *path);
 
 /* Print "raidfuse VERB: message" to stderr. */
 void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -106,7 +106,11 @@ int cmd_create(int argc, char **argv)
 		case 'b':
 			if (strcmp(optarg, "none") == 0) {
 				opts.no_bitmap = true;
-			} else if (strcmp(optarg, "internal") != 0) {
+				opts.want_bitmap = false;
+			} else if (strcmp(optarg, "internal") == 0) {
+				opts.no_bitmap = false;
+				opts.want_bitmap = true;
+			} else {
 				cli_error("create", "--bitmap '%s': use internal or none", optarg);
 				return CLI_EXIT_USAGE;
 			}

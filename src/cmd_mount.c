@@ -62,6 +62,13 @@ static int mount_check_paths(char **members, int nr_members, const char *mountpo
 		cli_error("mount", "mount point %s is not a directory", mountpoint);
 		return -ENOTDIR;
 	}
+	/* A second array there would hide the first, still running. */
+	if (cli_is_raidfuse_mount(mountpoint)) {
+		cli_error("mount", "%s is a raidfuse mount already: unmount it first (raidfuse "
+		          "umount %s)",
+		          mountpoint, mountpoint);
+		return -EBUSY;
+	}
 	if (!realpath(mountpoint, mount_real)) {
 		cli_error("mount", "mount point %s: %s", mountpoint, strerror(errno));
 		return -errno;

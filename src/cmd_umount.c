@@ -75,11 +75,7 @@ static bool umount_daemon_gone(pid_t pid)
 	return all_exited;
 }
 
-/* Whether mountpoint is a raidfuse mount (alive or with its daemon gone,
- * as the kernel's mount table says): root's fusermount3 would unmount
- * anything. The mount point itself is not looked at (a dead FUSE mount
- * answers ENOTCONN), only its folder is resolved. */
-static bool umount_is_raidfuse(const char *mountpoint)
+bool cli_is_raidfuse_mount(const char *mountpoint)
 {
 	char *resolved = member_resolve_path(mountpoint);
 	bool found = false;
@@ -122,7 +118,8 @@ int cmd_umount(int argc, char **argv)
 		return argc == 2 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	const char *mountpoint = argv[1];
-	if (!umount_is_raidfuse(mountpoint)) {
+	/* root's fusermount3 would unmount anything */
+	if (!cli_is_raidfuse_mount(mountpoint)) {
 		cli_error("umount", "%s is not a raidfuse mount point", mountpoint);
 		return CLI_EXIT_ERROR;
 	}

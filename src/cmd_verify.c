@@ -28,15 +28,28 @@ int cmd_verify(int argc, char **argv)
 	}
 	memset(&opts, 0, sizeof(opts));
 	opts.read_only = true;
+	/* Assembled even with a member missing, so that the refusal below
+	 * says what verify needs rather than how to mount degraded. */
+	opts.run_degraded = true;
 	opts.log = fs_log;
 	if (array_assemble(&a, (const char *const *)argv + 1, argc - 1, &opts, err,
 	                   sizeof(err)) < 0) {
 		cli_error("verify", "%s", err);
 		return CLI_EXIT_ERROR;
 	}
+	char missing[128] = "";
+	for (int role = 0, used = 0; role < a->geo.raid_disks; role++)
+		if (!a->slot[role] && used < (int)sizeof(missing) - 8)
+			used += snprintf(missing + used, sizeof(missing) - (size_t)used, "%s%d",
+			                 used ? ", " : "", role);
 	int rc = array_check(a, &mismatch_sectors);
 	const char *level = a->ops->name;
 	array_stop(a);
+	if (rc == -ENODEV && missing[0]) {
+		cli_error("verify", "the array is degraded (missing role(s) %s): parity and "
+		          "copies can only be checked with every member", missing);
+		return CLI_EXIT_ERROR;
+	}
 	if (rc == -EOPNOTSUPP) {
 		printf("%s has no redundancy to check\n", level);
 		return CLI_EXIT_OK;

@@ -100,6 +100,10 @@ rf_mount "$A/a0.img" "$A/a1.img" "$A/a2.img" "$MNT"
 rf_umount "$MNT"
 ok "control: array a mounts with its three members"
 
+EXPECT=("degraded" "role(s) 2" "every member")
+refuse "verify with a member missing" \
+	"$RAIDFUSE" verify "$A/a0.img" "$A/a1.img"
+
 # ---- mount: members that do not belong together ----------------------
 EXPECT=("different arrays" "b2.img")
 refuse "members of different arrays (a0 a1 b2)" \
@@ -275,6 +279,9 @@ refuse "create --bitmap-chunk 2K" \
 EXPECT=("bitmap chunk" "2G")
 refuse "create --bitmap-chunk 4G (more than md's 32-bit field)" \
 	"$RAIDFUSE" create --level 5 --raid-devices 3 --bitmap-chunk 4G --size 4M "$N-0" "$N-1" "$P0"
+EXPECT=("--bitmap internal" "raid0")
+refuse "create raid0 --bitmap internal" \
+	"$RAIDFUSE" create --level 0 --raid-devices 2 --bitmap internal --size 4M "$N-0" "$P1"
 EXPECT=("bitmap-chunk" "bitmap none")
 refuse "create --bitmap-chunk with --bitmap none" \
 	"$RAIDFUSE" create --level 5 --raid-devices 3 --bitmap none --bitmap-chunk 64M --size 4M \
@@ -374,6 +381,11 @@ refuse_mounted "add volume.img itself (the daemon would wait on itself)" \
 EXPECT=("another array" "b0.img")
 refuse_mounted "add a member of another array" \
 	"$RAIDFUSE" add "$MNT" "$B/b0.img"
+EXPECT=("raidfuse mount already")
+refuse_mounted "a second array mounted over the first" \
+	"$RAIDFUSE" mount "$B/b0.img" "$B/b1.img" "$B/b2.img" "$MNT"
+grep -q "^name *: *a\b\|\"name\":\"[^\"]*a\"" <("$RAIDFUSE" status --json "$MNT") ||
+	fail "after the refused second mount, $MNT no longer shows array a: $("$RAIDFUSE" status --json "$MNT")"
 rf_umount "$MNT"
 
 # umount: only raidfuse mounts (root's fusermount3 unmounts anything).

@@ -876,7 +876,10 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		                 a->ops->name, missing_text);
 		goto fail;
 	}
-	if (nr_missing && dirty && !opts->force) {
+	/* md's rule for parity levels (raid5's "cannot start dirty degraded
+	 * array"): a row the crash left half written would rebuild a missing
+	 * member's chunk wrongly. Mirrors have no such hole; md starts them. */
+	if (nr_missing && dirty && !opts->force && a->ops->max_parity > 0) {
 		rc = errmsg_fail(-EUCLEAN, err, errlen,
 		                 "%s array is both degraded (missing role(s) %s) and dirty (not "
 		                 "stopped cleanly), so its parity cannot be trusted; pass --force "

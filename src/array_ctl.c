@@ -387,7 +387,10 @@ static int store_member_fault(struct raid_array *a, struct member *m, const char
 		m->fault = f;
 	}
 	*m->fault = parsed;
-	array_logf(a, "fault injection on %s: %.*s", m->abs_path, (int)strcspn(text, "\n"), text);
+	/* text is the written bytes, not a string: no NUL after them. */
+	const char *eol = memchr(text, '\n', len);
+	array_logf(a, "fault injection on %s: %.*s", m->abs_path,
+	           (int)(eol ? (size_t)(eol - text) : len), text);
 	return 0;
 }
 

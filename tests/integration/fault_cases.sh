@@ -159,4 +159,21 @@ cmp <(dd if=mnt5/volume.img bs=64K skip=640 count=1 status=none) new64k >/dev/nu
 echo clear >mnt5/.raidfuse/dev3/fault
 rf_umount mnt5
 log "ok: a member that cannot take the bitmap is failed out; the write goes on"
+# 6. A fault written without a newline: the log shows those bytes only
+# (the request buffer holds no NUL after them, and earlier writes' data).
+rf_mount --run b0 b1 b2 mnt6
+python3 - mnt6 <<'PY' || fail "cannot write the marker and the fault"
+import os, sys
+fd = os.open(sys.argv[1] + "/volume.img", os.O_WRONLY)
+os.pwrite(fd, b"VOLUME-DATA-MARKER-" * 200, 0)
+os.close(fd)
+fd = os.open(sys.argv[1] + "/.raidfuse/dev1/fault", os.O_WRONLY)
+os.write(fd, b"clear")
+os.close(fd)
+PY
+grep -q "fault injection on .*b1: clear$" mnt6/.raidfuse/log ||
+	fail "the fault is not logged as written: $(tail -n 2 mnt6/.raidfuse/log)"
+grep -q "MARKER" mnt6/.raidfuse/log && fail "volume data leaked into the log: $(tail -n 1 mnt6/.raidfuse/log)"
+rf_umount mnt6
+log "ok: a fault written without a newline is logged as written, nothing more"
 log "PASS"

@@ -100,6 +100,31 @@ rf_umount "$dir/mnt"
 	fail "parity inconsistent after a resumed rebuild"
 log "ok: a rebuild killed at sector $offset resumed after remount and completed"
 
+# RAID1 has no parity, so no write hole: killed during a rebuild, it starts
+# again without --force (as md does) and the rebuild resumes.
+d1=raid1
+rf_mount "$d1/m0" "$d1/new1" "$d1/mnt"
+"$RAIDFUSE" fail "$d1/mnt" "$d1/new1" && "$RAIDFUSE" remove "$d1/mnt" "$d1/new1" ||
+	fail "raid1: fail new1"
+echo 6000 >"$d1/mnt/.raidfuse/sync_speed_max" || fail "raid1: set sync_speed_max"
+truncate -s 48M "$d1/new1b"
+"$RAIDFUSE" add "$d1/mnt" "$d1/new1b" || fail "raid1: add new1b"
+sleep 3
+kill -9 "$(cat "$d1/mnt/.raidfuse/pid")"
+sleep 0.3
+fusermount3 -u -z "$d1/mnt"
+"$RAIDFUSE" mount "$d1/m0" "$d1/new1b" "$d1/mnt" 2>resume1.err ||
+	fail "raid1 killed during a rebuild did not start without --force: $(cat resume1.err)"
+track_mount "$d1/mnt"
+grep -q "recovery onto it stopped at [1-9][0-9]* MiB; it resumes" resume1.err ||
+	fail "raid1: the rebuild did not resume from its checkpoint: $(cat resume1.err)"
+wait_idle "$d1/mnt"
+volume_has_ref "$d1/mnt" || fail "raid1: data wrong after a resumed rebuild"
+rf_umount "$d1/mnt"
+"$RAIDFUSE" verify "$d1/m0" "$d1/new1b" | grep -q "mismatch_cnt: 0" ||
+	fail "raid1: copies differ after a resumed rebuild"
+log "ok: raid1 killed during a rebuild restarts without --force and completes"
+
 # A spare takes over when a member fails.
 rf_mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt"
 truncate -s 48M "$dir/spare"

@@ -98,6 +98,7 @@ static void array_roles_mark_faulty(struct raid_array *a, uint32_t dev_number);
  * clean, roles. Caller holds state_lock. */
 static int array_super_sync(struct raid_array *a, bool clean)
 {
+	bool roles_changed = false;
 	int rc = 0;
 
 	if (a->read_only)
@@ -117,18 +118,27 @@ static int array_super_sync(struct raid_array *a, bool clean)
 			/* A spare or a member being rebuilt serves nothing yet:
 			 * it is given up rather than failing every later
 			 * superblock update (its sync error sticks). */
-			if (m->state == MEMBER_REBUILDING && m->role >= 0 &&
-			    a->rebuilding[m->role] == m)
-				a->rebuilding[m->role] = NULL;
+			for (int r = 0; r < a->geo.raid_disks; r++) {
+				if (a->rebuilding[r] == m) {
+					a->rebuilding[r] = NULL;
+					a->rebuild_bitmap_only[r] = false;
+				}
+			}
 			m->state = MEMBER_FAULTY;
 			array_roles_mark_faulty(a, m->sb.dev_number);
 			array_logf(a, "%s cannot take a superblock update: %s; it is now faulty",
 			           m->abs_path, strerror(-wrc));
+			roles_changed = true;
 			continue;
 		}
 		if (wrc < 0 && rc == 0)
 			rc = wrc;
 	}
+	/* Members written before the change carry the old roles table under
+	 * these events: write them all again (the faulty one is no longer
+	 * live, so this ends). */
+	if (roles_changed)
+		return array_super_sync(a, clean);
 	/* The bitmap carries the events too; md distrusts an older one. */
 	int brc = bitmap_store(a);
 	if (brc < 0 && rc == 0)
@@ -264,6 +274,7 @@ int array_recovery_begin(struct raid_array *a, int role, struct member *m)
 	}
 	if (a->rebuilding[role] != m) {
 		a->rebuilding[role] = m;
+		a->rebuild_bitmap_only[role] = false; /* a new member: all of it */
 		atomic_store(&a->rebuilt_bytes[role], 0);
 		m->sb.recovery_offset = 0;
 	}
@@ -533,6 +544,7 @@ void array_rebuild_target_failed(struct raid_array *a, int role, struct member *
 	pthread_mutex_lock(&a->state_lock);
 	if (m && a->rebuilding[role] == m) {
 		a->rebuilding[role] = NULL;
+		a->rebuild_bitmap_only[role] = false;
 		m->state = MEMBER_FAULTY;
 		array_roles_mark_faulty(a, m->sb.dev_number);
 		array_super_sync(a, false);
@@ -976,7 +988,11 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 		    !(a->rebuilding[role] && a->rebuilding[role]->sb.dev_number == dev))
 			array_roles_mark_faulty(a, dev);
 	}
-	if (a->was_dirty && array_missing_count(a) == 0 && a->ops->resync) {
+	/* Degraded, parity cannot be resynced; copies still can (the
+	 * missing ones are skipped), and must be: reads would otherwise
+	 * answer from whichever copy they hit. */
+	if (a->was_dirty && a->ops->resync &&
+	    (array_missing_count(a) == 0 || a->ops->max_parity == 0)) {
 		rc = array_resync_dirty(a);
 		if (rc < 0)
 			return errmsg_fail(rc, err, errlen,

@@ -431,17 +431,17 @@ int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms)
 	 * go on meanwhile: a region written since sync_start_ms keeps its
 	 * bit, which the check below sees. A member that cannot sync may
 	 * have lost some of it: it is failed out and every bit stays. */
-	bool synced = true;
+	bool synced = true, absorbed = true;
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
 		int src = m ? member_sync(m) : 0;
 		if (src < 0) {
 			synced = false;
-			array_member_error(a, role, m, src, true);
+			absorbed &= array_member_error(a, role, m, src, true);
 		}
 	}
 	if (!synced)
-		return -EIO;
+		return absorbed ? 0 : -EIO; /* failed out: the array runs degraded */
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t i = 0; i < b->nr_bits; i++)
 		if (bit_clearable(b, i, idle_ms, sync_start_ms))

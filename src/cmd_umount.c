@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <mntent.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -77,14 +78,24 @@ static bool umount_daemon_gone(pid_t pid)
 
 bool cli_is_raidfuse_mount(const char *mountpoint)
 {
-	char *resolved = member_resolve_path(mountpoint);
+	char real[PATH_MAX], *resolved;
 	bool found = false;
 
+	/* A live mount resolves whole; a dead one (ENOTCONN) only up to its
+	 * folder, named without trailing slashes. */
+	if (realpath(mountpoint, real)) {
+		resolved = strdup(real);
+	} else {
+		char *bare = strdup(mountpoint);
+		if (!bare)
+			return false;
+		for (size_t len = strlen(bare); len > 1 && bare[len - 1] == '/';)
+			bare[--len] = '\0';
+		resolved = member_resolve_path(bare);
+		free(bare);
+	}
 	if (!resolved)
 		return false;
-	size_t len = strlen(resolved);
-	while (len > 1 && resolved[len - 1] == '/')
-		resolved[--len] = '\0';
 	FILE *mounts = setmntent("/proc/self/mounts", "r");
 	for (struct mntent *e; mounts && !found && (e = getmntent(mounts));)
 		found = strcmp(e->mnt_dir, resolved) == 0 && strcmp(e->mnt_type, "fuse.raidfuse") == 0;

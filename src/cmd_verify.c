@@ -31,6 +31,7 @@ int cmd_verify(int argc, char **argv)
 	/* Assembled even with a member missing, so that the refusal below
 	 * says what verify needs rather than how to mount degraded. */
 	opts.run_degraded = true;
+	opts.force = true; /* nor how to start it dirty and degraded */
 	opts.log = fs_log;
 	if (array_assemble(&a, (const char *const *)argv + 1, argc - 1, &opts, err,
 	                   sizeof(err)) < 0) {

@@ -175,17 +175,19 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 			return rc;
 		for (int i = 0; i < nr; i++) {
 			bool to_serving = reqs[i].member == a->slot[req_role[i]];
-			if (reqs[i].result < 0 && !to_serving) {
+			if (reqs[i].result < 0 && to_serving) {
+				/* a replacement promoted meanwhile included */
+				if (!array_member_error(a, req_role[i], reqs[i].member,
+				                        reqs[i].result, true))
+					rc = reqs[i].result;
+			} else if (reqs[i].result < 0) {
 				/* the member being rebuilt or copied for the role */
 				array_rebuild_target_failed(a, req_role[i], reqs[i].member,
 				                            reqs[i].result);
 			} else if (req_replacement[i]) {
 				continue;
-			} else if (reqs[i].result == 0) {
+			} else {
 				piece_copies_ok[req_piece[i]]++;
-			} else if (!array_member_error(a, req_role[i], reqs[i].member, reqs[i].result,
-			                               true)) {
-				rc = reqs[i].result;
 			}
 		}
 		if (rc < 0)
@@ -404,9 +406,10 @@ static int extent_recover_extent(struct raid_array *a, const struct raid_extent 
 	if (to < 0 || at + len <= atomic_load(&a->rebuilt_bytes[r->role]))
 		return 0; /* no copy on role here, or rebuilt already */
 	if (array_rebuild_needed(a, r->role, at, len)) {
-		rc = from < 0 ? -EIO
-		              : member_read(a->slot[ext->copies[from].role], r->s->first, len,
-		                            ext->copies[from].member_off_bytes);
+		/* Read once: it may be failed out meanwhile. */
+		struct member *src = from < 0 ? NULL : a->slot[ext->copies[from].role];
+		rc = !src ? -EIO
+		          : member_read(src, r->s->first, len, ext->copies[from].member_off_bytes);
 		if (rc == 0) {
 			rc = member_write(r->target, r->s->first, len, at);
 			if (rc < 0)

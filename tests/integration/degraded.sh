@@ -285,5 +285,40 @@ volume_is "$DIR/model.d" "raid5 after resync, role 0 rebuilt from parity"
 umnt
 ok "raid5 dirty, all members: resynced in ${t} s ('$resync_msg'), data and parity right, clean"
 
+# ---- RAID1 dirty and degraded: the copies left are resynced --------------
+# Three copies; after a kill one is missing and the two left differ (a
+# mirror write the crash tore). Without parity there is no write hole, so
+# it starts without --force, as md's raid1 does; but reads must not depend
+# on which copy they hit, so the copies left are resynced first.
+D1=$WORK/raid1x3
+mkdir -p "$D1"
+"$RAIDFUSE" create --level 1 --raid-devices 3 --size 16M --bitmap none \
+	"$D1/m0.img" "$D1/m1.img" "$D1/m2.img" >"$WORK/create.out" 2>&1 ||
+	fail "raid1x3: create failed: $(cat "$WORK/create.out")"
+mnt_ok "raid1x3 to be killed" "$D1/m0.img" "$D1/m1.img" "$D1/m2.img"
+head -c $((8 * MIB)) /dev/urandom | dd of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none ||
+	fail "raid1x3: write failed"
+pid=$(cat "$MNT/.raidfuse/pid") || fail "cannot read $MNT/.raidfuse/pid"
+kill -9 "$pid"
+for ((i = 0; i < 250; i++)); do
+	st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || break
+	[ "$st" = Z ] && break
+	sleep 0.02
+done
+fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" || fail "cannot unmount the dead mount"
+doff=$(ex_field "$D1/m1.img" 'Data Offset' | awk '{print $1}')
+[ -n "$doff" ] || fail "mdadm --examine shows no Data Offset"
+head -c 65536 /dev/urandom | dd of="$D1/m1.img" bs=512 seek="$doff" conv=notrunc status=none ||
+	fail "cannot tear the mirror"
+copy_of() { dd if="$1" bs=512 skip="$doff" count=$((16 * MIB / 512)) status=none | sha256sum; }
+[ "$(copy_of "$D1/m0.img")" != "$(copy_of "$D1/m1.img")" ] || fail "raid1x3: the torn copies are equal"
+mnt_ok "raid1x3 dirty without role 2" --run "$D1/m0.img" "$D1/m1.img"
+grep -qi resync "$WORK/mount.err" ||
+	fail "raid1x3 dirty+degraded: no resync reported: '$(cat "$WORK/mount.err")'"
+umnt
+[ "$(copy_of "$D1/m0.img")" = "$(copy_of "$D1/m1.img")" ] ||
+	fail "raid1x3 dirty+degraded: the two copies left still differ after the resync"
+ok "raid1x3 dirty+degraded: started without --force, the copies left resynced"
+
 log "PASS: $NCHECKS checks in $((SECONDS - T0)) s"
 exit 0

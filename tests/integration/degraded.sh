@@ -107,6 +107,22 @@ members_but() {
 	done
 }
 
+# kill_daemon: SIGKILL the daemon serving $MNT (sets pid), wait until it
+# is gone, and take the dead mount away.
+kill_daemon() {
+	local i st
+	pid=$(cat "$MNT/.raidfuse/pid") || fail "cannot read $MNT/.raidfuse/pid"
+	[ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- " $MNT" ||
+		fail ".raidfuse/pid '$pid' is not the daemon serving $MNT"
+	kill -9 "$pid"
+	for ((i = 0; i < 250; i++)); do
+		st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || break
+		[ "$st" = Z ] && break
+		sleep 0.02
+	done
+	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" || fail "cannot unmount the dead mount"
+}
+
 # setup_array LEVEL N: create, write refA, umount; sets DIR MEMBERS VSIZE
 # and $DIR/model (the volume's expected content).
 setup_array() {
@@ -235,16 +251,7 @@ cp --sparse=always "$DIR/model" "$DIR/model.d"
 put "$WORK/refB" "$DIR/model.d" $OFF_B || fail "cannot write the model"
 mnt_ok "raid5 to be killed" "${MEMBERS[@]}"
 put "$WORK/refB" "$MNT/volume.img" $OFF_B || fail "raid5: dd into volume.img failed"
-pid=$(cat "$MNT/.raidfuse/pid") || fail "cannot read $MNT/.raidfuse/pid"
-[ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- " $MNT" ||
-	fail ".raidfuse/pid '$pid' is not the daemon serving $MNT"
-kill -9 "$pid"
-for ((i = 0; i < 250; i++)); do
-	st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || break
-	[ "$st" = Z ] && break
-	sleep 0.02
-done
-fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" || fail "cannot unmount the dead mount"
+kill_daemon
 for m in "${MEMBERS[@]}"; do
 	[ "$(ex_field "$m" State)" = active ] ||
 		fail "mdadm --examine $m: a killed writable mount left State '$(ex_field "$m" State)', not active (dirty)"
@@ -298,14 +305,7 @@ mkdir -p "$D1"
 mnt_ok "raid1x3 to be killed" "$D1/m0.img" "$D1/m1.img" "$D1/m2.img"
 head -c $((8 * MIB)) /dev/urandom | dd of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none ||
 	fail "raid1x3: write failed"
-pid=$(cat "$MNT/.raidfuse/pid") || fail "cannot read $MNT/.raidfuse/pid"
-kill -9 "$pid"
-for ((i = 0; i < 250; i++)); do
-	st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || break
-	[ "$st" = Z ] && break
-	sleep 0.02
-done
-fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" || fail "cannot unmount the dead mount"
+kill_daemon
 doff=$(ex_field "$D1/m1.img" 'Data Offset' | awk '{print $1}')
 [ -n "$doff" ] || fail "mdadm --examine shows no Data Offset"
 head -c 65536 /dev/urandom | dd of="$D1/m1.img" bs=512 seek="$doff" conv=notrunc status=none ||

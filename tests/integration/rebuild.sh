@@ -74,16 +74,24 @@ for spec in "5 4" "6 5" "1 2" "10 4"; do
 done
 
 # A rebuild killed with SIGKILL resumes from its recovery_offset.
+# rebuild_killed MNT OLD NEW MEMBER...: mount MEMBER..., fail and remove
+# OLD, add NEW, let the rebuild run 3 s, then kill the daemon with SIGKILL.
+rebuild_killed() {
+	local mnt=$1 old=$2 new=$3
+	shift 3
+	rf_mount "$@" "$mnt"
+	"$RAIDFUSE" fail "$mnt" "$old" && "$RAIDFUSE" remove "$mnt" "$old" || fail "fail $old"
+	echo 6000 >"$mnt/.raidfuse/sync_speed_max" || fail "set sync_speed_max"
+	truncate -s 48M "$new"
+	"$RAIDFUSE" add "$mnt" "$new" || fail "add $new"
+	sleep 3
+	kill -9 "$(cat "$mnt/.raidfuse/pid")"
+	sleep 0.3
+	fusermount3 -u -z "$mnt"
+}
+
 dir=raid5
-rf_mount "$dir/m0" "$dir/new1" "$dir/m2" "$dir/m3" "$dir/mnt"
-"$RAIDFUSE" fail "$dir/mnt" "$dir/m2" && "$RAIDFUSE" remove "$dir/mnt" "$dir/m2" || fail "fail m2"
-echo 6000 >"$dir/mnt/.raidfuse/sync_speed_max" || fail "set sync_speed_max"
-truncate -s 48M "$dir/new2"
-"$RAIDFUSE" add "$dir/mnt" "$dir/new2" || fail "add new2"
-sleep 3
-kill -9 "$(cat "$dir/mnt/.raidfuse/pid")"
-sleep 0.3
-fusermount3 -u -z "$dir/mnt"
+rebuild_killed "$dir/mnt" "$dir/m2" "$dir/new2" "$dir/m0" "$dir/new1" "$dir/m2" "$dir/m3"
 offset=$(mdadm --examine "$dir/new2" | sed -n 's/^ *Recovery Offset : \([0-9]*\) sectors.*/\1/p')
 [ -n "$offset" ] && [ "$offset" -gt 0 ] || fail "no recovery_offset checkpoint in new2 (got '$offset')"
 "$RAIDFUSE" mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt" 2>/dev/null &&
@@ -103,16 +111,7 @@ log "ok: a rebuild killed at sector $offset resumed after remount and completed"
 # RAID1 has no parity, so no write hole: killed during a rebuild, it starts
 # again without --force (as md does) and the rebuild resumes.
 d1=raid1
-rf_mount "$d1/m0" "$d1/new1" "$d1/mnt"
-"$RAIDFUSE" fail "$d1/mnt" "$d1/new1" && "$RAIDFUSE" remove "$d1/mnt" "$d1/new1" ||
-	fail "raid1: fail new1"
-echo 6000 >"$d1/mnt/.raidfuse/sync_speed_max" || fail "raid1: set sync_speed_max"
-truncate -s 48M "$d1/new1b"
-"$RAIDFUSE" add "$d1/mnt" "$d1/new1b" || fail "raid1: add new1b"
-sleep 3
-kill -9 "$(cat "$d1/mnt/.raidfuse/pid")"
-sleep 0.3
-fusermount3 -u -z "$d1/mnt"
+rebuild_killed "$d1/mnt" "$d1/new1" "$d1/new1b" "$d1/m0" "$d1/new1"
 "$RAIDFUSE" mount "$d1/m0" "$d1/new1b" "$d1/mnt" 2>resume1.err ||
 	fail "raid1 killed during a rebuild did not start without --force: $(cat resume1.err)"
 track_mount "$d1/mnt"

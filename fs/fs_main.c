@@ -114,7 +114,9 @@ int fs_run(struct raid_array *array, const struct fs_options *opts)
 		goto out_unmount;
 	fuse_loop_cfg_set_max_threads(loop_cfg, (unsigned)opts->max_threads);
 	fuse_loop_cfg_set_clone_fd(loop_cfg, 0);
-	rc = fuse_session_loop_mt(se, loop_cfg) == 0 ? 0 : -EIO;
+	/* A signal that ends the loop (SIGTERM: a normal stop) comes back
+	 * as its positive number; only a negative return is a failure. */
+	rc = fuse_session_loop_mt(se, loop_cfg) < 0 ? -EIO : 0;
 	fuse_loop_cfg_destroy(loop_cfg);
 out_unmount:
 	fuse_session_unmount(se);

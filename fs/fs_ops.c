@@ -384,7 +384,10 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		return;
 	}
 	if (off < 0 || (uint64_t)off >= end) {
-		fuse_reply_err(req, size ? ENOSPC : 0);
+		if (size)
+			fuse_reply_err(req, ENOSPC);
+		else
+			fuse_reply_write(req, 0);
 		return;
 	}
 	/* A write running past the end is cut short, like a block device. */
@@ -415,6 +418,10 @@ static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		return;
 	}
 	int rc = array_flush(fs_state_of(req)->array);
+	/* ENOSYS (or EOPNOTSUPP) from fsync would make the kernel stop
+	 * sending fsyncs for good, every later one a silent success. */
+	if (rc == -ENOSYS || rc == -EOPNOTSUPP)
+		rc = -EIO;
 	fuse_reply_err(req, rc < 0 ? -rc : 0);
 }
 

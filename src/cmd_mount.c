@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,11 @@ int cmd_mount(int argc, char **argv)
 		return CLI_EXIT_ERROR;
 	}
 	int rc = fs_run(array, &fopts);
+	/* A second SIGTERM or SIGINT during the last flush would leave the
+	 * array dirty (a resync at the next start): it stops once, cleanly. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	int stop_rc = array_stop(array);
 	if (stop_rc < 0)
 		fs_log(NULL, "stopping the array reported an error; it stays marked dirty");

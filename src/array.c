@@ -94,6 +94,21 @@ static bool member_is_live(const struct member *m)
 
 static void array_roles_mark_faulty(struct raid_array *a, uint32_t dev_number);
 
+/* Give up m, which serves no role (a spare, or a member being rebuilt or
+ * copied): faulty, out of every role it was rebuilt for, and recorded so
+ * in the roles table. Caller holds state_lock and syncs the superblocks. */
+static void member_give_up_locked(struct raid_array *a, struct member *m)
+{
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		if (a->rebuilding[role] == m) {
+			a->rebuilding[role] = NULL;
+			a->rebuild_bitmap_only[role] = false;
+		}
+	}
+	m->state = MEMBER_FAULTY;
+	array_roles_mark_faulty(a, m->sb.dev_number);
+}
+
 /* Write the array state to every live member: events bumped, dirty or
  * clean, roles. Caller holds state_lock. */
 static int array_super_sync(struct raid_array *a, bool clean)
@@ -118,14 +133,7 @@ static int array_super_sync(struct raid_array *a, bool clean)
 			/* A spare or a member being rebuilt serves nothing yet:
 			 * it is given up rather than failing every later
 			 * superblock update (its sync error sticks). */
-			for (int r = 0; r < a->geo.raid_disks; r++) {
-				if (a->rebuilding[r] == m) {
-					a->rebuilding[r] = NULL;
-					a->rebuild_bitmap_only[r] = false;
-				}
-			}
-			m->state = MEMBER_FAULTY;
-			array_roles_mark_faulty(a, m->sb.dev_number);
+			member_give_up_locked(a, m);
 			array_logf(a, "%s cannot take a superblock update: %s; it is now faulty",
 			           m->abs_path, strerror(-wrc));
 			roles_changed = true;
@@ -177,6 +185,14 @@ int array_missing_count(const struct raid_array *a)
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		missing += !a->slot[role];
 	return missing;
+}
+
+void array_missing_text(const struct raid_array *a, char *out, size_t outlen)
+{
+	struct textbuf t = textbuf_init(out, outlen);
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		if (!a->slot[role])
+			textbuf_appendf(&t, "%s%d", t.used ? ", " : "", role);
 }
 
 bool array_member_error(struct raid_array *a, int role, struct member *erred, int err,
@@ -543,10 +559,7 @@ void array_rebuild_target_failed(struct raid_array *a, int role, struct member *
 
 	pthread_mutex_lock(&a->state_lock);
 	if (m && a->rebuilding[role] == m) {
-		a->rebuilding[role] = NULL;
-		a->rebuild_bitmap_only[role] = false;
-		m->state = MEMBER_FAULTY;
-		array_roles_mark_faulty(a, m->sb.dev_number);
+		member_give_up_locked(a, m);
 		array_super_sync(a, false);
 		serving = a->slot[role];
 		dropped = true;
@@ -790,14 +803,6 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 	return 0;
 }
 
-static void assemble_describe_missing(const struct raid_array *a, char *out, size_t outlen)
-{
-	struct textbuf t = textbuf_init(out, outlen);
-	for (int role = 0; role < a->geo.raid_disks; role++)
-		if (!a->slot[role])
-			textbuf_appendf(&t, "%s%d", t.used ? ", " : "", role);
-}
-
 int array_assemble(struct raid_array **out, const char *const *paths, int nr_paths,
                    const struct array_assemble_opts *opts, char *err, size_t errlen)
 {
@@ -868,7 +873,7 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	}
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		missing[role] = !a->slot[role];
-	assemble_describe_missing(a, missing_text, sizeof(missing_text));
+	array_missing_text(a, missing_text, sizeof(missing_text));
 	int nr_missing = array_missing_count(a);
 	if (!a->ops->can_run(&a->geo, missing)) {
 		rc = errmsg_fail(-ENODEV, err, errlen,

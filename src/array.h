@@ -220,6 +220,8 @@ bool array_can_spare(struct raid_array *a, int role, const int *also, int nr_als
 
 /* Count of roles without a serving member. */
 int array_missing_count(const struct raid_array *a);
+/* The missing roles as text ("1, 3"; empty when none), into out. */
+void array_missing_text(const struct raid_array *a, char *out, size_t outlen);
 
 /* mdstat-like status text. */
 void array_status_text(struct raid_array *a, char *buf, size_t len);

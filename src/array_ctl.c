@@ -158,7 +158,8 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	     "\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
 	     ",\"sync_total_sectors\":%" PRIu64 ",\"sync_rate_kib\":%" PRIu64
 	     ",\"mismatch_cnt\":%" PRIu64 ",\"members\":[",
-	     json_escape(a->set_name, name, sizeof(name)), uuid, a->ops->name, layout, a->geo.chunk_bytes, a->geo.raid_disks,
+	     json_escape(a->set_name, name, sizeof(name)), uuid, a->ops->name, layout,
+	     a->geo.chunk_bytes, a->geo.raid_disks,
 	     a->geo.array_bytes, a->started ? "active" : "clean", missing,
 	     a->read_only ? "true" : "false", a->events, sync_action_name(p.action),
 	     p.done_sectors, p.total_sectors, p.rate_kib, p.mismatch_sectors);

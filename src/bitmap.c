@@ -142,6 +142,17 @@ void bitmap_free(struct write_bitmap *b)
 	free(b);
 }
 
+/* Every set bit waits for a new store: after one that left some member
+ * without the bits (a torn copy may have lost any of them), or for bits
+ * set in memory only. Caller holds b->lock (or owns b). */
+static void bitmap_all_set_need_store(struct write_bitmap *b)
+{
+	uint64_t gen = ++b->gen_wanted;
+	for (uint64_t i = 0; i < b->nr_bits; i++)
+		if (bitmap_test(b, i))
+			b->set_gen[i] = gen;
+}
+
 int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, size_t errlen)
 {
 	uint8_t raw[MD_BITMAP_SB_BYTES];
@@ -205,11 +216,9 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 	}
 	/* md: a bitmap older than the array cannot say what is out of sync. */
 	if (b->sb.events < fresh->sb.events && fresh->sb.resync_offset != MD_RESYNC_NONE) {
-		b->gen_wanted = 1;
-		for (uint64_t i = 0; i < b->nr_bits; i++) {
+		for (uint64_t i = 0; i < b->nr_bits; i++)
 			b->bits[i / 8] |= (uint8_t)(1u << (i % 8));
-			b->set_gen[i] = 1;
-		}
+		bitmap_all_set_need_store(b);
 	}
 	a->bitmap = b;
 	return 0;
@@ -255,17 +264,6 @@ uint64_t bitmap_count_set(struct write_bitmap *b)
 		n += bitmap_test(b, i);
 	pthread_mutex_unlock(&b->lock);
 	return n;
-}
-
-/* After a store that left some member without the bits: every set bit
- * waits for a new store (a torn copy may have lost any of them). Caller
- * holds b->lock. */
-static void bitmap_all_set_need_store(struct write_bitmap *b)
-{
-	uint64_t gen = ++b->gen_wanted;
-	for (uint64_t i = 0; i < b->nr_bits; i++)
-		if (bitmap_test(b, i))
-			b->set_gen[i] = gen;
 }
 
 /* Write the bitmap superblock and bits as they are now to every serving
@@ -349,8 +347,7 @@ int bitmap_store(struct raid_array *a)
 int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 {
 	struct write_bitmap *b = a->bitmap;
-	bool any_clear = false;
-	uint64_t want = 0;
+	uint64_t new_gen = 0, want = 0;
 	int rc = 0;
 
 	if (!b || len == 0)
@@ -359,12 +356,11 @@ int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 	if (last >= b->nr_bits)
 		last = b->nr_bits - 1;
 	pthread_mutex_lock(&b->lock);
-	for (uint64_t i = first; i <= last; i++)
-		any_clear |= !bitmap_test(b, i);
-	uint64_t new_gen = any_clear ? ++b->gen_wanted : 0;
 	for (uint64_t i = first; i <= last; i++) {
 		b->in_flight[i]++;
 		if (!bitmap_test(b, i)) {
+			if (!new_gen)
+				new_gen = ++b->gen_wanted; /* one for all bits set here */
 			b->bits[i / 8] |= (uint8_t)(1u << (i % 8));
 			b->set_gen[i] = new_gen;
 		}

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "array.h"
-#include "member.h"
 #include "cli.h"
 #include "fs.h"
+#include "member.h"
 
 #define MOUNT_DEFAULT_THREADS 16
 

@@ -38,11 +38,8 @@ int cmd_verify(int argc, char **argv)
 		cli_error("verify", "%s", err);
 		return CLI_EXIT_ERROR;
 	}
-	char missing[128] = "";
-	for (int role = 0, used = 0; role < a->geo.raid_disks; role++)
-		if (!a->slot[role] && used < (int)sizeof(missing) - 8)
-			used += snprintf(missing + used, sizeof(missing) - (size_t)used, "%s%d",
-			                 used ? ", " : "", role);
+	char missing[256];
+	array_missing_text(a, missing, sizeof(missing));
 	int rc = array_check(a, &mismatch_sectors);
 	const char *level = a->ops->name;
 	array_stop(a);

@@ -184,9 +184,7 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 				/* the member being rebuilt or copied for the role */
 				array_rebuild_target_failed(a, req_role[i], reqs[i].member,
 				                            reqs[i].result);
-			} else if (req_replacement[i]) {
-				continue;
-			} else {
+			} else if (!req_replacement[i]) {
 				piece_copies_ok[req_piece[i]]++;
 			}
 		}

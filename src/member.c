@@ -24,20 +24,26 @@
 #include "member.h"
 #include "member_fault.h"
 
+/* Whether path is dir or below it, as spelled. */
+static bool path_has_prefix_dir(const char *path, const char *dir)
+{
+	size_t dir_len = strlen(dir);
+
+	return strncmp(path, dir, dir_len) == 0 &&
+	       (path[dir_len] == '/' || path[dir_len] == '\0' || strcmp(dir, "/") == 0);
+}
+
 bool member_path_inside(const char *path, const char *dir_real)
 {
 	char real[PATH_MAX];
-	size_t dir_len = strlen(dir_real);
 
 	/* Spelled inside it: said without realpath, which would ask the
 	 * daemon itself about a path inside its own mount. */
-	if (strncmp(path, dir_real, dir_len) == 0 &&
-	    (path[dir_len] == '/' || path[dir_len] == '\0' || strcmp(dir_real, "/") == 0))
+	if (path_has_prefix_dir(path, dir_real))
 		return true;
 	if (!realpath(path, real))
 		return false; /* opening it reports what is wrong */
-	return strncmp(real, dir_real, dir_len) == 0 &&
-	       (real[dir_len] == '/' || real[dir_len] == '\0' || strcmp(dir_real, "/") == 0);
+	return path_has_prefix_dir(real, dir_real);
 }
 
 char *member_resolve_path(const char *path)

@@ -2,8 +2,8 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <stdbool.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

@@ -377,8 +377,6 @@ bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_
 {
 	if (a->read_only || !a->started || !a->ops->recover_unit)
 		return false;
-	if (a->ops->recover_in_order && !a->ops->recover_in_order(a))
-		return false;
 	pthread_mutex_lock(&a->state_lock);
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		if (a->slot[role] && !a->rebuilding[role])
@@ -422,11 +420,6 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	if (!a->ops->recover_unit)
 		return errmsg_fail(-EOPNOTSUPP, err, errlen,
 		                   "%s has no redundancy to rebuild a member from", a->ops->name);
-	if (a->ops->recover_in_order && !a->ops->recover_in_order(a))
-		return errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                   "online rebuilds of this %s layout (far or offset copies) are not "
-		                   "supported",
-		                   a->ops->name);
 	if (a->nr_members >= a->members_capacity)
 		return errmsg_fail(-ENOSPC, err, errlen, "too many members added");
 	for (int role = 0; role < a->geo.raid_disks && !model; role++)
@@ -545,11 +538,11 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
 	return 0;
 }
 
-bool array_rebuild_needed(struct raid_array *a, int role, uint64_t dev_off, uint64_t len)
+bool array_rebuild_needed(struct raid_array *a, int role, uint64_t sync_off, uint64_t len)
 {
 	if (!a->rebuild_bitmap_only[role] || !a->bitmap)
 		return true;
-	return bitmap_range_dirty(a->bitmap, dev_off, len);
+	return bitmap_range_dirty(a->bitmap, sync_off, len);
 }
 
 void array_rebuild_target_failed(struct raid_array *a, int role, struct member *m, int err)
@@ -952,7 +945,7 @@ static int array_resync_dirty(struct raid_array *a)
 	if (!b) {
 		array_logf(a, "array was not stopped cleanly: resyncing all of %s before use",
 		          a->ops->name);
-		return a->ops->resync(a, 0, a->geo.dev_bytes);
+		return a->ops->resync(a, 0, raid_level_sync_bytes(a->ops, &a->geo));
 	}
 	uint64_t chunk = bitmap_chunk_bytes(b), nr_set = bitmap_count_set(b);
 	array_logf(a, "array was not stopped cleanly: resyncing the %" PRIu64 " of %" PRIu64

@@ -169,9 +169,10 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
 int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
                          size_t errlen);
 
-/* During a rebuild of role: whether member bytes [dev_off, +len) need it
- * (false for a returning member where the bitmap says nothing changed). */
-bool array_rebuild_needed(struct raid_array *a, int role, uint64_t dev_off, uint64_t len);
+/* During a rebuild of role: whether what lies at [sync_off, +len) of the
+ * resync address space needs it (false for a returning member where the
+ * bitmap says nothing changed). */
+bool array_rebuild_needed(struct raid_array *a, int role, uint64_t sync_off, uint64_t len);
 
 /* A replacement being copied for role: it takes writes for what it has
  * already (besides the member in sync). */

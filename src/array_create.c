@@ -279,18 +279,18 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		goto out;
 	ops->geometry_free(priv);
 	sb.size = geo.dev_bytes / SECTOR_BYTES;
-	uint64_t bitmap_chunk = 0;
+	uint64_t bitmap_chunk = 0, sync_bytes = raid_level_sync_bytes(ops, &geo);
 	if (ops->bitmap_capable && !opts->no_bitmap) {
 		sb.feature_map |= MD_FEATURE_BITMAP_OFFSET;
 		sb.bitmap_offset = BITMAP_OFFSET_SECTORS;
-		rc = bitmap_pick_chunk(geo.dev_bytes, opts->bitmap_chunk_bytes, &bitmap_chunk, err,
+		rc = bitmap_pick_chunk(sync_bytes, opts->bitmap_chunk_bytes, &bitmap_chunk, err,
 		                       errlen);
 		if (rc < 0)
 			goto out;
 	} else if (opts->want_bitmap) {
 		rc = errmsg_fail(-EINVAL, err, errlen,
 		                 "--bitmap internal: raidfuse keeps no write-intent bitmap for "
-		                 "%s (raid1, raid5 and raid6 have one)",
+		                 "%s (raid1, raid10, raid5 and raid6 have one)",
 		                 ops->name);
 		goto out;
 	} else if (opts->bitmap_chunk_bytes) {
@@ -318,7 +318,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		if (rc == 0)
 			rc = member_super_store(m);
 		if (rc == 0 && bitmap_chunk)
-			rc = bitmap_format_member(m, sb.set_uuid, geo.dev_bytes, bitmap_chunk,
+			rc = bitmap_format_member(m, sb.set_uuid, sync_bytes, bitmap_chunk,
 			                          sb.events);
 		if (rc == 0)
 			rc = member_sync(m);

@@ -64,18 +64,18 @@ static uint64_t monotonic_ms(void)
 }
 
 /* The smallest chunk from `chunk` up (doubling) whose bits fit. */
-static uint64_t chunk_that_fits(uint64_t dev_bytes, uint64_t chunk)
+static uint64_t chunk_that_fits(uint64_t sync_bytes, uint64_t chunk)
 {
-	while ((dev_bytes + chunk - 1) / chunk > BITMAP_MAX_BITS)
+	while ((sync_bytes + chunk - 1) / chunk > BITMAP_MAX_BITS)
 		chunk *= 2;
 	return chunk;
 }
 
-int bitmap_pick_chunk(uint64_t dev_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
+int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
                       char *err, size_t errlen)
 {
 	if (!wanted_bytes) {
-		*chunk_bytes = chunk_that_fits(dev_bytes, BITMAP_DEFAULT_CHUNK_BYTES);
+		*chunk_bytes = chunk_that_fits(sync_bytes, BITMAP_DEFAULT_CHUNK_BYTES);
 		return 0;
 	}
 	/* md keeps the chunk size in 32 bits of the bitmap superblock. */
@@ -85,14 +85,14 @@ int bitmap_pick_chunk(uint64_t dev_bytes, uint64_t wanted_bytes, uint64_t *chunk
 		                   "bitmap chunk of %" PRIu64 " bytes: it must be a power of two "
 		                   "from 4K to 2G",
 		                   wanted_bytes);
-	uint64_t least = chunk_that_fits(dev_bytes, wanted_bytes);
+	uint64_t least = chunk_that_fits(sync_bytes, wanted_bytes);
 	if (least != wanted_bytes)
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "bitmap chunk of %" PRIu64 " KiB needs %" PRIu64 " bits for "
-		                   "members of %" PRIu64 " MiB, more than the %u that fit: use "
-		                   "%" PRIu64 "K or more",
-		                   wanted_bytes / 1024, (dev_bytes + wanted_bytes - 1) / wanted_bytes,
-		                   dev_bytes >> 20, BITMAP_MAX_BITS, least / 1024);
+		                   "bitmap chunk of %" PRIu64 " KiB needs %" PRIu64 " bits to cover "
+		                   "%" PRIu64 " MiB, more than the %u that fit: use %" PRIu64 "K or "
+		                   "more",
+		                   wanted_bytes / 1024, (sync_bytes + wanted_bytes - 1) / wanted_bytes,
+		                   sync_bytes >> 20, BITMAP_MAX_BITS, least / 1024);
 	*chunk_bytes = wanted_bytes;
 	return 0;
 }
@@ -103,7 +103,7 @@ static uint64_t bitmap_sb_abs_off(const struct md_super *sb)
 }
 
 static void bitmap_super_fill(struct md_bitmap_super *bsb, const uint8_t uuid[16],
-                              uint64_t dev_bytes, uint64_t chunk_bytes, uint64_t events)
+                              uint64_t sync_bytes, uint64_t chunk_bytes, uint64_t events)
 {
 	memset(bsb, 0, sizeof(*bsb));
 	bsb->magic = MD_BITMAP_MAGIC;
@@ -111,18 +111,18 @@ static void bitmap_super_fill(struct md_bitmap_super *bsb, const uint8_t uuid[16
 	memcpy(bsb->uuid, uuid, 16);
 	bsb->events = events;
 	bsb->events_cleared = events;
-	bsb->sync_size = dev_bytes / SECTOR_BYTES;
+	bsb->sync_size = sync_bytes / SECTOR_BYTES;
 	bsb->chunksize = (uint32_t)chunk_bytes;
 	bsb->daemon_sleep = BITMAP_DAEMON_SLEEP_S;
 }
 
-int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t dev_bytes,
+int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t sync_bytes,
                          uint64_t bitmap_chunk_bytes, uint64_t events)
 {
 	uint8_t raw[MD_BITMAP_SB_BYTES];
 	struct md_bitmap_super bsb;
 
-	bitmap_super_fill(&bsb, uuid, dev_bytes, bitmap_chunk_bytes, events);
+	bitmap_super_fill(&bsb, uuid, sync_bytes, bitmap_chunk_bytes, events);
 	md_bitmap_super_encode(&bsb, raw);
 	/* The bits that follow are zero already: create zeroes the member. */
 	return member_pwrite_abs(m, raw, sizeof(raw), bitmap_sb_abs_off(&m->sb));
@@ -185,8 +185,13 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 		                   "%s: the write-intent bitmap belongs to another array",
 		                   fresh->path);
 	}
+	/* md sizes the bitmap by the array's resync space, not by the
+	 * superblock's sync_size (which it rewrites from it), so a write past
+	 * an understated sync_size still has its bit. */
+	uint64_t sync_bytes = raid_level_sync_bytes(a->ops, &a->geo);
+	b->sb.sync_size = sync_bytes / SECTOR_BYTES;
 	b->chunk_bytes = b->sb.chunksize;
-	b->nr_bits = (b->sb.sync_size * SECTOR_BYTES + b->chunk_bytes - 1) / b->chunk_bytes;
+	b->nr_bits = (sync_bytes + b->chunk_bytes - 1) / b->chunk_bytes;
 	b->bits_abs_off = sb_off + MD_BITMAP_SB_BYTES;
 	b->bits_bytes = (size_t)(((b->nr_bits + 7) / 8 + MD_BITMAP_SB_BYTES + SECTOR_BYTES - 1) /
 	                         SECTOR_BYTES * SECTOR_BYTES) - MD_BITMAP_SB_BYTES;
@@ -239,10 +244,10 @@ bool bitmap_test(const struct write_bitmap *b, uint64_t bit)
 	return b->bits[bit / 8] & (1u << (bit % 8));
 }
 
-bool bitmap_range_dirty(struct write_bitmap *b, uint64_t dev_off, uint64_t len)
+bool bitmap_range_dirty(struct write_bitmap *b, uint64_t sync_off, uint64_t len)
 {
 	bool dirty = false;
-	uint64_t first = dev_off / b->chunk_bytes, last = (dev_off + len - 1) / b->chunk_bytes;
+	uint64_t first = sync_off / b->chunk_bytes, last = (sync_off + len - 1) / b->chunk_bytes;
 
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t i = first; i <= last && i < b->nr_bits && !dirty; i++)
@@ -344,7 +349,7 @@ int bitmap_store(struct raid_array *a)
 	return rc;
 }
 
-int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
+int bitmap_start_write(struct raid_array *a, uint64_t sync_off, uint64_t len)
 {
 	struct write_bitmap *b = a->bitmap;
 	uint64_t new_gen = 0, want = 0;
@@ -352,7 +357,7 @@ int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 
 	if (!b || len == 0)
 		return 0;
-	uint64_t first = dev_off / b->chunk_bytes, last = (dev_off + len - 1) / b->chunk_bytes;
+	uint64_t first = sync_off / b->chunk_bytes, last = (sync_off + len - 1) / b->chunk_bytes;
 	if (last >= b->nr_bits)
 		last = b->nr_bits - 1;
 	pthread_mutex_lock(&b->lock);
@@ -382,13 +387,13 @@ int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
 	return rc;
 }
 
-void bitmap_end_write(struct raid_array *a, uint64_t dev_off, uint64_t len)
+void bitmap_end_write(struct raid_array *a, uint64_t sync_off, uint64_t len)
 {
 	struct write_bitmap *b = a->bitmap;
 
 	if (!b || len == 0)
 		return;
-	uint64_t first = dev_off / b->chunk_bytes, last = (dev_off + len - 1) / b->chunk_bytes;
+	uint64_t first = sync_off / b->chunk_bytes, last = (sync_off + len - 1) / b->chunk_bytes;
 	if (last >= b->nr_bits)
 		last = b->nr_bits - 1;
 	uint64_t now = monotonic_ms();

@@ -2,8 +2,10 @@
  *
  * Each member carries a copy: a 256-byte bitmap superblock at
  * bitmap_offset sectors from the md superblock, the bits right after it.
- * One bit covers chunksize bytes of every member's data area (md's
- * "sync" address space of RAID1/4/5/6). A bit is set, and made durable on
+ * One bit covers chunksize bytes of md's resync address space: every
+ * member's data area for RAID1/4/5/6, the volume for RAID10 (see
+ * raid_level_sync_bytes); "sync_off" below is an offset in that space.
+ * A bit is set, and made durable on
  * every member, before the first write to its region reaches a member;
  * it is cleared once the region has been idle and in sync for a while.
  * After an unclean stop only the regions whose bits are set need a resync.
@@ -29,21 +31,22 @@ struct write_bitmap;
 #define BITMAP_MAX_CHUNK_BYTES (1ull << 31)
 #define BITMAP_MAX_BITS 8192u                    /* what create writes: 1 KiB of bits */
 
-/* The bitmap chunk create writes for members of dev_bytes: wanted_bytes
- * if not 0 (a power of two of at least 4 KiB whose bits fit), else
- * mdadm's default, 64 MiB, doubled until the bits fit. Coarser chunks
- * mean fewer bitmap updates while writing, longer resyncs after a crash.
- * 0, or -EINVAL with err saying what is wrong. */
-int bitmap_pick_chunk(uint64_t dev_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
+/* The bitmap chunk create writes for a resync space of sync_bytes:
+ * wanted_bytes if not 0 (a power of two of at least 4 KiB whose bits
+ * fit), else mdadm's default, 64 MiB, doubled until the bits fit. Coarser
+ * chunks mean fewer bitmap updates while writing, longer resyncs after a
+ * crash. 0, or -EINVAL with err saying what is wrong. */
+int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
                       char *err, size_t errlen);
 
 /* Write a fresh bitmap (all bits clear) to a member being created. */
-int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t dev_bytes,
+int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t sync_bytes,
                          uint64_t bitmap_chunk_bytes, uint64_t events);
 
-/* Read the bitmap of an assembled array (the freshest member's copy).
- * A stale bitmap (its events behind the array's) is loaded with every
- * bit set, as md does. 0, or -errno with err set. Sets a->bitmap. */
+/* Read the bitmap of an assembled array (the freshest member's copy),
+ * after its geometry is known (the bits cover its resync space). A stale
+ * bitmap (its events behind the array's) is loaded with every bit set,
+ * as md does. 0, or -errno with err set. Sets a->bitmap. */
 int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, size_t errlen);
 void bitmap_free(struct write_bitmap *b);
 
@@ -52,16 +55,17 @@ uint64_t bitmap_nr_bits(const struct write_bitmap *b);
 uint64_t bitmap_chunk_bytes(const struct write_bitmap *b);
 bool bitmap_test(const struct write_bitmap *b, uint64_t bit);
 uint64_t bitmap_count_set(struct write_bitmap *b);
-/* Whether any bit covering member bytes [dev_off, dev_off + len) is set. */
-bool bitmap_range_dirty(struct write_bitmap *b, uint64_t dev_off, uint64_t len);
+/* Whether any bit covering [sync_off, sync_off + len) is set. */
+bool bitmap_range_dirty(struct write_bitmap *b, uint64_t sync_off, uint64_t len);
 /* events_cleared: a member that left at these events or later missed
  * only what the bits mark. */
 uint64_t bitmap_events_cleared(const struct write_bitmap *b);
 
-/* Around every write of member bytes [dev_off, dev_off + len): start
- * returns once the covering bits are durable on every member. */
-int bitmap_start_write(struct raid_array *a, uint64_t dev_off, uint64_t len);
-void bitmap_end_write(struct raid_array *a, uint64_t dev_off, uint64_t len);
+/* Around every write to the members of what lies at [sync_off,
+ * sync_off + len): start returns once the covering bits are durable on
+ * every member. */
+int bitmap_start_write(struct raid_array *a, uint64_t sync_off, uint64_t len);
+void bitmap_end_write(struct raid_array *a, uint64_t sync_off, uint64_t len);
 
 /* Clear the bits of regions with no write in flight that have been idle
  * for idle_ms (all of them when idle_ms is 0), after syncing the members.

@@ -30,11 +30,13 @@ static void create_usage(FILE *out)
 	        "  -z, --size SIZE        size of each member file; members that do not exist\n"
 	        "                         are created at this size (e.g. 256M)\n"
 	        "  -f, --force            overwrite members that already hold md superblocks\n"
-	        "  -b, --bitmap internal|none  write-intent bitmap (default internal for raid1/5/6:\n"
-	        "                         after an unclean stop only marked regions resync)\n"
-	        "      --bitmap-chunk SIZE  bytes of each member one bitmap bit covers, a power\n"
-	        "                         of two (default 64M as in mdadm, more for members over\n"
-	        "                         512 GiB); a bare number is KiB\n");
+	        "  -b, --bitmap internal|none  write-intent bitmap (default internal for\n"
+	        "                         raid1/5/6/10: after an unclean stop only marked regions\n"
+	        "                         resync)\n"
+	        "      --bitmap-chunk SIZE  bytes one bitmap bit covers (of each member; of the\n"
+	        "                         volume for raid10, as in md), a power of two (default\n"
+	        "                         64M as in mdadm, more above 512 GiB); a bare number is\n"
+	        "                         KiB\n");
 }
 
 int cmd_create(int argc, char **argv)

@@ -114,6 +114,15 @@ int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Where the extent ext at volume offset off lies in md's resync address
+ * space: the volume itself (raid10), or its copies' member offsets, the
+ * same for every copy where md keeps a bitmap by member offset (raid1). */
+static uint64_t extent_sync_off(const struct raid_array *a, uint64_t off,
+                                const struct raid_extent *ext)
+{
+	return a->ops->sync_by_array_bytes ? off : ext->copies[0].member_off_bytes;
+}
+
 /* Write [off, off + len) to every present copy, all pieces in parallel.
  * A member that fails is failed out while another copy of each piece
  * stays; otherwise the error is returned. */
@@ -124,7 +133,7 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 		int req_role[EXTENT_BATCH * 2 * RAID_MAX_COPIES];
 		bool req_replacement[EXTENT_BATCH * 2 * RAID_MAX_COPIES];
 		int req_piece[EXTENT_BATCH * 2 * RAID_MAX_COPIES];
-		uint64_t piece_dev_off[EXTENT_BATCH];
+		uint64_t piece_sync_off[EXTENT_BATCH];
 		size_t piece_len[EXTENT_BATCH];
 		int piece_copies_ok[EXTENT_BATCH];
 		int nr = 0, nr_pieces = 0, rc = 0;
@@ -155,7 +164,7 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 					req_piece[nr++] = nr_pieces;
 				}
 			}
-			piece_dev_off[nr_pieces] = ext.copies[0].member_off_bytes;
+			piece_sync_off[nr_pieces] = extent_sync_off(a, off, &ext);
 			piece_len[nr_pieces] = piece;
 			piece_copies_ok[nr_pieces++] = 0;
 			src += piece;
@@ -164,13 +173,13 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 		}
 		int nr_started = 0;
 		while (nr_started < nr_pieces && rc == 0) {
-			rc = bitmap_start_write(a, piece_dev_off[nr_started], piece_len[nr_started]);
+			rc = bitmap_start_write(a, piece_sync_off[nr_started], piece_len[nr_started]);
 			nr_started++; /* counted in flight even when its store failed */
 		}
 		if (rc == 0)
 			io_pool_run(a->io_pool, reqs, nr);
 		for (int p = 0; p < nr_started; p++)
-			bitmap_end_write(a, piece_dev_off[p], piece_len[p]);
+			bitmap_end_write(a, piece_sync_off[p], piece_len[p]);
 		if (rc < 0)
 			return rc;
 		for (int i = 0; i < nr; i++) {
@@ -227,21 +236,24 @@ int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t 
 	return 0;
 }
 
-/* Whether any copy of the extent at off lies in member bytes [lo, hi). */
-static bool extent_in_dev_range(struct raid_array *a, uint64_t off, size_t len, uint64_t lo,
-                                uint64_t hi)
+/* Whether the extent at off lies in [sync_lo, sync_hi) of the resync
+ * address space: for member offsets, any of its copies. */
+static bool extent_in_sync_range(struct raid_array *a, uint64_t off, size_t len,
+                                 uint64_t sync_lo, uint64_t sync_hi)
 {
 	struct raid_extent ext;
+	if (a->ops->sync_by_array_bytes)
+		return off < sync_hi && off + len > sync_lo;
 	a->ops->map(&a->geo, a->level_priv, off, &ext);
 	for (int c = 0; c < ext.nr_copies; c++) {
 		uint64_t at = ext.copies[c].member_off_bytes;
-		if (at < hi && at + len > lo)
+		if (at < sync_hi && at + len > sync_lo)
 			return true;
 	}
 	return false;
 }
 
-int extent_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
+int extent_io_resync(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi)
 {
 	const size_t step = 1024 * 1024;
 	char *buf = parity_buf_alloc(step);
@@ -258,7 +270,7 @@ int extent_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
 		if (len > ext.len_bytes)
 			len = (size_t)ext.len_bytes;
-		if (!extent_in_dev_range(a, off, len, dev_lo, dev_hi)) {
+		if (!extent_in_sync_range(a, off, len, sync_lo, sync_hi)) {
 			off += len;
 			continue;
 		}
@@ -356,8 +368,9 @@ void extent_io_scrub_end(struct raid_array *a, void *ctx)
  * take the same lock, cannot change the copies while they are compared or
  * copied. */
 static int extent_walk_unit(struct raid_array *a, uint64_t unit,
-                            int (*per_extent)(struct raid_array *a, const struct raid_extent *ext,
-                                              size_t len, void *arg),
+                            int (*per_extent)(struct raid_array *a, uint64_t off,
+                                              const struct raid_extent *ext, size_t len,
+                                              void *arg),
                             void *arg)
 {
 	uint64_t off = unit * EXTENT_LOCK_REGION_BYTES;
@@ -371,7 +384,7 @@ static int extent_walk_unit(struct raid_array *a, uint64_t unit,
 		struct raid_extent ext;
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
 		size_t len = ext.len_bytes < end - off ? (size_t)ext.len_bytes : (size_t)(end - off);
-		rc = per_extent(a, &ext, len, arg);
+		rc = per_extent(a, off, &ext, len, arg);
 		off += len;
 	}
 	row_unlock(&a->row_locks, unit);
@@ -383,27 +396,32 @@ struct extent_recover {
 	struct extent_scrub *s;
 	int role;
 	struct member *target;
+	uint64_t member_off;      /* where on target: the copy of role there */
 };
 
-/* Rebuild role's copy of one extent from another present copy. An extent
- * that needs no rebuild (a re-added member's, clean in the bitmap) is not
- * copied but still counts as rebuilt, so rebuilt bytes keep growing. */
-static int extent_recover_extent(struct raid_array *a, const struct raid_extent *ext, size_t len,
-                                 void *arg)
+/* Rebuild role's copy at r->member_off of the extent at volume offset off
+ * from another present copy. An extent that needs no rebuild (a re-added
+ * member's, clean in the bitmap) is not copied but still counts as
+ * rebuilt, so rebuilt bytes keep growing. */
+static int extent_recover_extent(struct raid_array *a, uint64_t off,
+                                 const struct raid_extent *ext, size_t len,
+                                 const struct extent_recover *r)
 {
-	const struct extent_recover *r = arg;
 	int to = -1, from = -1, rc = 0;
 
 	for (int c = 0; c < ext->nr_copies; c++) {
-		if (ext->copies[c].role == r->role)
+		if (ext->copies[c].role == r->role && ext->copies[c].member_off_bytes == r->member_off)
 			to = c;
-		else if (from < 0 && a->slot[ext->copies[c].role])
+		else if (from < 0 && ext->copies[c].role != r->role && a->slot[ext->copies[c].role])
 			from = c;
 	}
-	uint64_t at = to >= 0 ? ext->copies[to].member_off_bytes : 0;
-	if (to < 0 || at + len <= atomic_load(&a->rebuilt_bytes[r->role]))
-		return 0; /* no copy on role here, or rebuilt already */
-	if (array_rebuild_needed(a, r->role, at, len)) {
+	if (to < 0)
+		return -EIO; /* member_to_volume and map disagree: a level bug */
+	uint64_t at = r->member_off;
+	if (at + len <= atomic_load(&a->rebuilt_bytes[r->role]))
+		return 0; /* rebuilt already (a resumed rebuild) */
+	uint64_t sync_off = a->ops->sync_by_array_bytes ? off : at;
+	if (array_rebuild_needed(a, r->role, sync_off, len)) {
 		/* Read once: it may be failed out meanwhile. */
 		struct member *src = from < 0 ? NULL : a->slot[ext->copies[from].role];
 		rc = !src ? -EIO
@@ -419,17 +437,56 @@ static int extent_recover_extent(struct raid_array *a, const struct raid_extent 
 	return rc;
 }
 
-/* Rebuild role's copies in one region from another copy; rebuilt bytes
- * grow with the regions for layouts whose copies move forward together
- * (raid1, raid10 near). */
+/* Recovery runs in member order (rebuilt bytes, md's recovery_offset,
+ * only grow, whatever the layout), a piece at a time: a chunk, or a lock
+ * region if chunks are larger, so that each piece is one extent of the
+ * volume under one lock. */
+static uint64_t extent_recover_piece_bytes(const struct raid_array *a)
+{
+	uint64_t chunk = a->geo.chunk_bytes;
+	return chunk && chunk < EXTENT_LOCK_REGION_BYTES ? chunk : EXTENT_LOCK_REGION_BYTES;
+}
+
+uint64_t extent_io_recover_units(const struct raid_array *a)
+{
+	uint64_t piece = extent_recover_piece_bytes(a);
+	return (a->geo.dev_bytes + piece - 1) / piece;
+}
+
+/* Rebuild role's member bytes of piece `unit` from another copy of the
+ * volume bytes they hold, with that volume region locked against user
+ * writes (which reach the target once rebuilt bytes pass them). */
 int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int role,
                            struct member *target)
 {
-	struct extent_recover r = { .s = ctx, .role = role, .target = target };
+	uint64_t piece = extent_recover_piece_bytes(a);
+	struct extent_recover r = { .s = ctx, .role = role, .target = target,
+	                            .member_off = unit * piece };
+	uint64_t off;
+	int rc;
 
 	if (!r.s)
 		return -ENOMEM;
-	return extent_walk_unit(a, unit, extent_recover_extent, &r);
+	if (r.member_off >= a->geo.dev_bytes)
+		return 0;
+	size_t len = (size_t)(a->geo.dev_bytes - r.member_off < piece ? a->geo.dev_bytes - r.member_off
+	                                                               : piece);
+	if (!a->ops->member_to_volume(&a->geo, a->level_priv, role, r.member_off, &off)) {
+		/* No copy lives here: nothing to rebuild. */
+		array_recovery_advance(a, role, target, r.member_off + len);
+		return 0;
+	}
+	uint64_t region = off / EXTENT_LOCK_REGION_BYTES;
+	struct raid_extent ext;
+	row_lock(&a->row_locks, region);
+	a->ops->map(&a->geo, a->level_priv, off, &ext);
+	if (len > ext.len_bytes)
+		len = (size_t)ext.len_bytes;
+	if (len > a->geo.array_bytes - off)
+		len = (size_t)(a->geo.array_bytes - off);
+	rc = extent_recover_extent(a, off, &ext, len, &r);
+	row_unlock(&a->row_locks, region);
+	return rc;
 }
 
 /* What extent_scrub_extent compares with, and where it counts. */
@@ -443,8 +500,8 @@ struct extent_compare {
  * mismatched sectors per 4 KiB page as md does; repair writes the first
  * copy over each copy that differs. A missing copy is -ENODEV: scrubs are
  * refused on degraded arrays, so its member failed during this one. */
-static int extent_scrub_extent(struct raid_array *a, const struct raid_extent *ext, size_t len,
-                               void *arg)
+static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct raid_extent *ext,
+                               size_t len, void *arg)
 {
 	const struct extent_compare *cmp = arg;
 	struct extent_scrub *s = cmp->s;
@@ -468,8 +525,14 @@ static int extent_scrub_extent(struct raid_array *a, const struct raid_extent *e
 				differs = true;
 			}
 		}
-		if (rc == 0 && differs && cmp->repair)
-			rc = member_write(m, s->first, len, ext->copies[c].member_off_bytes);
+		if (rc == 0 && differs && cmp->repair) {
+			/* Marked, so that a crash mid-rewrite is resynced. */
+			uint64_t sync_off = extent_sync_off(a, off, ext);
+			rc = bitmap_start_write(a, sync_off, len);
+			if (rc == 0)
+				rc = member_write(m, s->first, len, ext->copies[c].member_off_bytes);
+			bitmap_end_write(a, sync_off, len);
+		}
 	}
 	return rc;
 }

@@ -13,8 +13,9 @@ struct member;
 
 int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
-/* Make every copy equal to the first present one (resync). */
-int extent_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi);
+/* Make every copy of what lies at [sync_lo, sync_hi) of the resync
+ * address space equal to the first present one (resync). */
+int extent_io_resync(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi);
 /* Compare every copy with the first, counting mismatched sectors per
  * 4 KiB page as md does. */
 int extent_io_check(struct raid_array *a, uint64_t *mismatch_sectors);
@@ -23,6 +24,10 @@ void *extent_io_scrub_begin(struct raid_array *a);
 int extent_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t unit, bool repair,
                          uint64_t *mismatch_sectors);
 void extent_io_scrub_end(struct raid_array *a, void *ctx);
+/* Recovery in member order (any raid10 layout): units of a chunk or a
+ * lock region of the member, each rebuilt from another copy of what it
+ * holds (the level's member_to_volume says what). */
+uint64_t extent_io_recover_units(const struct raid_array *a);
 int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int role,
                            struct member *target);
 

@@ -17,3 +17,8 @@ const struct raid_level_ops *raid_level_find(int32_t level)
 			return raid_levels[i];
 	return NULL;
 }
+
+uint64_t raid_level_sync_bytes(const struct raid_level_ops *ops, const struct raid_geometry *geo)
+{
+	return ops->sync_by_array_bytes ? geo->array_bytes : geo->dev_bytes;
+}

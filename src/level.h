@@ -63,7 +63,11 @@ struct raid_level_ops {
 	uint32_t default_layout;                 /* layout `create` uses */
 	uint32_t create_feature_map;             /* superblock features `create` sets */
 	bool uniform_members;                    /* every member holds dev_bytes (sb size) */
-	bool bitmap_capable;                     /* md's bitmap maps member offsets here */
+	bool bitmap_capable;                     /* md keeps a write-intent bitmap here */
+	/* md's resync address space, which the bitmap's bits cover: member
+	 * bytes (raid1/4/5/6), or volume bytes (raid10, whose copies sit at
+	 * different member offsets). */
+	bool sync_by_array_bytes;
 	bool uses_chunk;                         /* chunk size is meaningful */
 	int max_parity;                          /* parity chunks per row (0, 1, 2) */
 
@@ -91,10 +95,11 @@ struct raid_level_ops {
 	/* Engine entry points; off + len <= array_bytes. 0 or -errno. */
 	int (*read)(struct raid_array *a, void *buf, size_t len, uint64_t off);
 	int (*write)(struct raid_array *a, const void *buf, size_t len, uint64_t off);
-	/* Recompute redundancy from the data for everything stored at member
-	 * offsets [dev_lo, dev_hi) (resync after an unclean stop). NULL for
-	 * levels without redundancy. */
-	int (*resync)(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi);
+	/* Recompute redundancy from the data for everything at offsets
+	 * [sync_lo, sync_hi) of the resync address space (see
+	 * sync_by_array_bytes), after an unclean stop. NULL for levels
+	 * without redundancy. */
+	int (*resync)(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi);
 
 	/* Compare redundancy with data over the whole array, reading the
 	 * members (not any cache); count mismatched sectors as md's
@@ -113,12 +118,18 @@ struct raid_level_ops {
 	                  uint64_t *mismatch_sectors);
 	void (*scrub_end)(struct raid_array *a, void *ctx);
 	/* Recovery: rebuild role's part of a unit onto target (its member
-	 * bytes that are not rebuilt yet), then raise rebuilt_bytes[role]. */
+	 * bytes that are not rebuilt yet), then raise rebuilt_bytes[role].
+	 * Units run in member order, so rebuilt bytes only grow (md's
+	 * recovery_offset); recover_units counts them (NULL: scrub_units). */
 	int (*recover_unit)(struct raid_array *a, void *ctx, uint64_t unit, int role,
 	                    struct member *target);
-	/* Whether rebuilt member bytes grow with the units (else recovery
-	 * onto this layout is not offered online). NULL: always. */
-	bool (*recover_in_order)(const struct raid_array *a);
+	uint64_t (*recover_units)(const struct raid_array *a);
+
+	/* Copy levels (raid1, raid10): the volume offset whose copy lies at
+	 * member_off of role's data area (md's raid10_find_virt), or false
+	 * where that member byte holds no copy (the unused tail). */
+	bool (*member_to_volume)(const struct raid_geometry *geo, const void *priv, int role,
+	                         uint64_t member_off, uint64_t *off);
 
 	/* Run-time state of the level (the stripe cache of RAID5/6): made at
 	 * assembly, written out by flush (fsync), freed by detach; status
@@ -130,6 +141,10 @@ struct raid_level_ops {
 };
 
 const struct raid_level_ops *raid_level_find(int32_t level);
+
+/* Bytes of md's resync address space (what a write-intent bitmap covers):
+ * the volume for raid10, each member's data area otherwise. */
+uint64_t raid_level_sync_bytes(const struct raid_level_ops *ops, const struct raid_geometry *geo);
 
 extern const struct raid_level_ops raid_level_linear;
 extern const struct raid_level_ops raid_level_raid0;

@@ -52,6 +52,16 @@ static bool raid1_can_run(const struct raid_geometry *geo, const bool *missing)
 	return false;
 }
 
+/* Every member holds the volume at the same offsets. */
+static bool raid1_member_to_volume(const struct raid_geometry *geo, const void *priv, int role,
+                                   uint64_t member_off, uint64_t *off)
+{
+	(void)priv;
+	(void)role;
+	*off = member_off;
+	return member_off < geo->array_bytes;
+}
+
 const struct raid_level_ops raid_level_raid1 = {
 	.name = "raid1",
 	.level = 1,
@@ -75,5 +85,7 @@ const struct raid_level_ops raid_level_raid1 = {
 	.scrub_unit = extent_io_scrub_unit,
 	.scrub_end = extent_io_scrub_end,
 	.recover_unit = extent_io_recover_unit,
+	.recover_units = extent_io_recover_units,
+	.member_to_volume = raid1_member_to_volume,
 	.resync = extent_io_resync,
 };

@@ -194,12 +194,57 @@ static bool raid10_can_run(const struct raid_geometry *geo, const bool *missing)
 	return true;
 }
 
-/* Far and offset copies put a role's bytes out of order with the volume,
- * so an online rebuild's "rebuilt below" mark would not hold. */
-static bool raid10_recover_in_order(const struct raid_array *a)
+/* The volume offset whose copy lies at member_off of role: raid10_map
+ * undone, step by step (md's raid10_find_virt). Positions past what the
+ * copies use come out as some other chunk's place or past the volume's
+ * end; mapping the answer forward again tells them apart, since every
+ * used position maps back onto itself. */
+static bool raid10_member_to_volume(const struct raid_geometry *geo, const void *priv, int role,
+                                    uint64_t member_off, uint64_t *off)
 {
-	const struct raid10_geo *r10 = a->level_priv;
-	return r10->far_copies == 1;
+	const struct raid10_geo *r10 = priv;
+	uint64_t chunk = geo->chunk_bytes;
+	uint64_t member_chunk = member_off / chunk;
+	int set_size = r10->far_set_size;
+	int set_start = role / set_size * set_size;
+	int dev = role;
+
+	if (geo->raid_disks % r10->far_set_size) {
+		int last_set_start = (geo->raid_disks / r10->far_set_size - 1) * r10->far_set_size;
+		if (dev >= last_set_start) {
+			set_start = last_set_start;
+			set_size = r10->far_set_size + geo->raid_disks % r10->far_set_size;
+		}
+	}
+	if (r10->far_offset) {
+		/* Far copies of a stripe sit in the chunks right below it. */
+		int far = (int)(member_chunk % (uint64_t)r10->far_copies);
+		member_chunk /= (uint64_t)r10->far_copies;
+		dev -= far * r10->near_copies;
+		if (dev < set_start)
+			dev += set_size;
+	} else {
+		while (member_chunk >= r10->stride_chunks) {
+			member_chunk -= r10->stride_chunks;
+			if (dev < r10->near_copies + set_start)
+				dev += set_size - r10->near_copies;
+			else
+				dev -= r10->near_copies;
+		}
+	}
+	uint64_t volume_chunk = (member_chunk * (uint64_t)geo->raid_disks + (uint64_t)dev) /
+	                        (uint64_t)r10->near_copies;
+	uint64_t at = volume_chunk * chunk + member_off % chunk;
+	if (at >= geo->array_bytes)
+		return false;
+	struct raid_extent ext;
+	raid10_map(geo, priv, at, &ext);
+	for (int c = 0; c < ext.nr_copies; c++)
+		if (ext.copies[c].role == role && ext.copies[c].member_off_bytes == member_off) {
+			*off = at;
+			return true;
+		}
+	return false;
 }
 
 const struct raid_level_ops raid_level_raid10 = {
@@ -209,6 +254,8 @@ const struct raid_level_ops raid_level_raid10 = {
 	.create_min_disks = 2,
 	.default_layout = 0x102,
 	.uniform_members = true,
+	.bitmap_capable = true,
+	.sync_by_array_bytes = true,
 	.uses_chunk = true,
 	.max_parity = 0,
 	.geometry_init = raid10_geometry_init,
@@ -224,6 +271,7 @@ const struct raid_level_ops raid_level_raid10 = {
 	.scrub_unit = extent_io_scrub_unit,
 	.scrub_end = extent_io_scrub_end,
 	.recover_unit = extent_io_recover_unit,
-	.recover_in_order = raid10_recover_in_order,
+	.recover_units = extent_io_recover_units,
+	.member_to_volume = raid10_member_to_volume,
 	.resync = extent_io_resync,
 };

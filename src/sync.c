@@ -76,9 +76,10 @@ static void *sync_main(void *arg)
 {
 	struct raid_array *a = arg;
 	struct array_sync *s = a->sync;
-	uint64_t units = a->ops->scrub_units(a);
 	bool repair = s->p.action == SYNC_REPAIR;
 	bool recover = s->p.action == SYNC_RECOVER;
+	uint64_t units = recover && a->ops->recover_units ? a->ops->recover_units(a)
+	                                                  : a->ops->scrub_units(a);
 	int role = s->recover_role;
 	void *ctx = a->ops->scrub_begin ? a->ops->scrub_begin(a) : NULL;
 	double start = now_seconds(), last_checkpoint = start;

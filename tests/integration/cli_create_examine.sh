@@ -119,7 +119,7 @@ check_array() {
 		expect MD "Raid Devices" "$n" "$t (mdadm)"
 		expect MD "Device Role" "Active device $i" "$t (mdadm)"
 		expect MD State clean "$t (mdadm)"
-		# No journal, no reshape. raid1/5/6 carry an internal
+		# No journal, no reshape. raid1/5/6/10 carry an internal
 		# write-intent bitmap by default (0x1); raid0 may carry
 		# MD_FEATURE_RAID0_LAYOUT (0x1000) with an explicit layout.
 		case $level in
@@ -128,7 +128,7 @@ check_array() {
 			0x0 | 0x1000) ;;
 			*) fail "$t: mdadm Feature Map '${MD[Feature Map]-}', expected 0x0 (or 0x1000 for raid0)" ;;
 			esac ;;
-		1 | 5 | 6)
+		1 | 5 | 6 | 10)
 			expect MD "Feature Map" 0x1 "$t (mdadm)"
 			expect MD "Internal Bitmap" "8 sectors from superblock" "$t (mdadm)" ;;
 		*)

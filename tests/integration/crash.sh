@@ -1,11 +1,12 @@
 #!/bin/bash
 # crash.sh - kill -9 the raidfuse daemon in the middle of fsync-heavy work,
 # remount (the array comes back dirty and is resynced) and check that every
-# write that was fsynced survived and that parity is consistent.
+# write that was fsynced survived and that parity (or the copies) agree.
 #
-# CRASH_ITERATIONS iterations (default 20), alternately on a 4-member RAID5
-# and a 5-member RAID6 (64K chunks, 64M members), each mounted with a small
-# stripe cache and a short flush age (--cache-mib 4, 1 or now and then 0,
+# CRASH_ITERATIONS iterations (default 20), in turn on a 4-member RAID5, a
+# 5-member RAID6 and a 4-member RAID10 (64K chunks, 64M members, md's
+# write-intent bitmap), each mounted with a small stripe cache (RAID5/6)
+# and a short flush age (--cache-mib 4, 1 or now and then 0,
 # --flush-age-ms 20, 100 or 500, chosen per iteration) so that the flusher,
 # eviction and fsync all race with the kill:
 #   1. raidfuse mount; read the daemon's pid from MOUNT/.raidfuse/pid;
@@ -247,9 +248,11 @@ members_of() { # members_of DIR N: sets MEM
 }
 make_array "$WORK/r5" 5 4
 make_array "$WORK/r6" 6 5
+make_array "$WORK/r10" 10 4
 if [ "$EXT4" = 1 ]; then
 	make_array "$WORK/e5" 5 4
 	make_array "$WORK/e6" 6 5
+	make_array "$WORK/e10" 10 4
 fi
 declare -A FORMATTED=()
 
@@ -518,11 +521,11 @@ $(head -n 40 "$WORK/fsck-y.out")"
 CACHES=(4 4 4 1 1 0)
 AGES=(20 100 500)
 for ((it = 1; it <= ITERATIONS; it++)); do
-	if ((it % 2)); then
-		level=5 n=4
-	else
-		level=6 n=5
-	fi
+	case $((it % 3)) in
+	1) level=5 n=4 ;;
+	2) level=6 n=5 ;;
+	0) level=10 n=4 ;;
+	esac
 	cache=${CACHES[RANDOM % ${#CACHES[@]}]}
 	age=${AGES[RANDOM % 3]}
 	opts=(--cache-mib "$cache" --flush-age-ms "$age")

@@ -20,17 +20,21 @@ wait_idle() { # MNT
 	grep -q "^done: mismatch_cnt" wait.out || fail "wait did not finish: $(cat wait.out)"
 }
 
-for spec in "5 4" "6 5" "1 2" "10 4"; do
+# RAID10 far and offset copies put a member's bytes out of volume order:
+# the rebuild walks the member in order all the same.
+for spec in "5 4" "6 5" "1 2" "10 4" "10 4 f2" "10 3 o2"; do
 	set -- $spec
-	level=$1 n=$2 dir=raid$level
+	level=$1 n=$2 layout=${3:-}
+	dir=raid$level$layout
 	mkdir -p "$dir"
 	members=()
 	for ((i = 0; i < n; i++)); do members+=("$dir/m$i"); done
-	# 1 MiB bitmap regions (RAID10 has no bitmap): the re-add below counts them.
-	bitmap_opts=(--bitmap-chunk 1M)
-	[ "$level" = 10 ] && bitmap_opts=()
+	layout_opts=()
+	[ -n "$layout" ] && layout_opts=(--layout "$layout")
+	# 1 MiB bitmap regions, as the re-add below uses.
 	"$RAIDFUSE" create --level "$level" --raid-devices "$n" --chunk 64K --size 48M \
-		"${bitmap_opts[@]}" "${members[@]}" >/dev/null || fail "raid$level: create"
+		"${layout_opts[@]}" --bitmap-chunk 1M "${members[@]}" >/dev/null ||
+		fail "raid$level$layout: create"
 	rf_mount "${members[@]}" "$dir/mnt"
 	dd if=ref of="$dir/mnt/volume.img" bs=1M conv=notrunc,fsync status=none
 	vol=$(stat -c %s "$dir/mnt/volume.img")
@@ -42,35 +46,35 @@ for spec in "5 4" "6 5" "1 2" "10 4"; do
 		--output="$WORK/fio-$level.out" >/dev/null 2>&1 &
 	fio_pid=$!
 	sleep 0.5
-	"$RAIDFUSE" fail "$dir/mnt" "$dir/m1" || fail "raid$level: fail m1"
-	"$RAIDFUSE" remove "$dir/mnt" "$dir/m1" || fail "raid$level: remove m1"
+	"$RAIDFUSE" fail "$dir/mnt" "$dir/m1" || fail "raid$level$layout: fail m1"
+	"$RAIDFUSE" remove "$dir/mnt" "$dir/m1" || fail "raid$level$layout: remove m1"
 	grep -q '"degraded":1' <("$RAIDFUSE" status --json "$dir/mnt") ||
-		fail "raid$level: status does not say degraded after fail"
+		fail "raid$level$layout: status does not say degraded after fail"
 	truncate -s 48M "$dir/new1"
-	"$RAIDFUSE" add "$dir/mnt" "$dir/new1" || fail "raid$level: add"
-	wait "$fio_pid" || fail "raid$level: the writer saw errors during fail/remove/add: $(cat "$WORK/fio-$level.out")"
+	"$RAIDFUSE" add "$dir/mnt" "$dir/new1" || fail "raid$level$layout: add"
+	wait "$fio_pid" || fail "raid$level$layout: the writer saw errors during fail/remove/add: $(cat "$WORK/fio-$level.out")"
 	wait_idle "$dir/mnt"
 	grep -q "recovery of role 1 onto .*new1 finished" "$dir/mnt/.raidfuse/log" ||
-		fail "raid$level: no finished rebuild in the log: $(cat "$dir/mnt/.raidfuse/log")"
+		fail "raid$level$layout: no finished rebuild in the log: $(cat "$dir/mnt/.raidfuse/log")"
 	grep -q '"degraded":0' <("$RAIDFUSE" status --json "$dir/mnt") ||
-		fail "raid$level: still degraded after the rebuild"
-	volume_has_ref "$dir/mnt" || fail "raid$level: data changed across the rebuild"
+		fail "raid$level$layout: still degraded after the rebuild"
+	volume_has_ref "$dir/mnt" || fail "raid$level$layout: data changed across the rebuild"
 	rf_umount "$dir/mnt"
 	rebuilt=("${members[@]}")
 	rebuilt[1]=$dir/new1
 	"$RAIDFUSE" verify "${rebuilt[@]}" | grep -q "mismatch_cnt: 0" ||
-		fail "raid$level: redundancy inconsistent after the rebuild"
+		fail "raid$level$layout: redundancy inconsistent after the rebuild"
 	mdadm --examine "$dir/new1" | grep -q "Active device 1" ||
-		fail "raid$level: mdadm does not see the new member as device 1"
+		fail "raid$level$layout: mdadm does not see the new member as device 1"
 	# The old member was replaced: adding it back is refused.
 	rf_mount "${rebuilt[@]}" "$dir/mnt"
 	if "$RAIDFUSE" add "$dir/mnt" "$dir/m1" 2>add.err; then
-		fail "raid$level: the replaced member was taken back"
+		fail "raid$level$layout: the replaced member was taken back"
 	fi
-	grep -q "replaced" add.err || fail "raid$level: refusal does not say replaced: $(cat add.err)"
-	volume_has_ref "$dir/mnt" || fail "raid$level: data wrong after remount"
+	grep -q "replaced" add.err || fail "raid$level$layout: refusal does not say replaced: $(cat add.err)"
+	volume_has_ref "$dir/mnt" || fail "raid$level$layout: data wrong after remount"
 	rf_umount "$dir/mnt"
-	log "ok: raid$level: fail, remove, add with a writer running; rebuilt, verified, replaced member refused"
+	log "ok: raid$level$layout: fail, remove, add with a writer running; rebuilt, verified, replaced member refused"
 done
 
 # A rebuild killed with SIGKILL resumes from its recovery_offset.
@@ -123,6 +127,24 @@ rf_umount "$d1/mnt"
 "$RAIDFUSE" verify "$d1/m0" "$d1/new1b" | grep -q "mismatch_cnt: 0" ||
 	fail "raid1: copies differ after a resumed rebuild"
 log "ok: raid1 killed during a rebuild restarts without --force and completes"
+
+# RAID10 with far copies likewise, its checkpoint a member offset (md's
+# recovery_offset) that the volume does not reach in order.
+d10=raid10f2
+rebuild_killed "$d10/mnt" "$d10/new1" "$d10/new1b" "$d10/m0" "$d10/new1" "$d10/m2" "$d10/m3"
+offset=$(mdadm --examine "$d10/new1b" | sed -n 's/^ *Recovery Offset : \([0-9]*\) sectors.*/\1/p')
+[ -n "$offset" ] && [ "$offset" -gt 0 ] || fail "raid10 f2: no recovery_offset checkpoint (got '$offset')"
+"$RAIDFUSE" mount "$d10/m0" "$d10/new1b" "$d10/m2" "$d10/m3" "$d10/mnt" 2>resume10.err ||
+	fail "raid10 f2 killed during a rebuild did not start: $(cat resume10.err)"
+track_mount "$d10/mnt"
+grep -q "recovery onto it stopped at [1-9][0-9]* MiB; it resumes" resume10.err ||
+	fail "raid10 f2: the rebuild did not resume from its checkpoint: $(cat resume10.err)"
+wait_idle "$d10/mnt"
+volume_has_ref "$d10/mnt" || fail "raid10 f2: data wrong after a resumed rebuild"
+rf_umount "$d10/mnt"
+"$RAIDFUSE" verify "$d10/m0" "$d10/new1b" "$d10/m2" "$d10/m3" | grep -q "mismatch_cnt: 0" ||
+	fail "raid10 f2: copies differ after a resumed rebuild"
+log "ok: raid10 f2 killed during a rebuild at sector $offset resumed and completed"
 
 # A spare takes over when a member fails.
 rf_mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt"

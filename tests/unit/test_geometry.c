@@ -1112,6 +1112,73 @@ Test(raid10, far2_far_sets)
 	ops->geometry_free(priv);
 }
 
+/* Recovery walks a member in order and asks which volume bytes each
+ * position holds: every copy map() places must map back to its volume
+ * offset, and no other position may claim one. */
+Test(raid10, member_to_volume_inverts_map)
+{
+	const struct raid_level_ops *ops = ops_for(10);
+	static const struct {
+		uint32_t layout;
+		int disks;
+		uint64_t dev_chunks;
+	} cases[] = {
+		{ 0x102, 4, 16 },   { 0x102, 3, 17 },   { 0x103, 5, 15 },   { 0x201, 4, 16 },
+		{ 0x201, 3, 17 },   { 0x301, 5, 19 },   { 0x10201, 4, 16 }, { 0x10201, 3, 15 },
+		{ 0x10301, 5, 18 }, { 0x202, 8, 16 },   { 0x40201, 4, 16 }, { 0x40201, 5, 16 },
+		{ 0x20201, 6, 16 }, { 0x20201, 7, 17 }, { 0x50201, 5, 16 }, { 0x102, 2, 9 },
+	};
+
+	cr_assert_not_null(ops->member_to_volume, "raid10 has no member_to_volume");
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct raid_geometry geo = uniform_geo(10, cases[i].layout, C64, cases[i].disks,
+		                                       cases[i].dev_chunks * C64);
+		void *priv = init_ok(ops, &geo);
+		uint64_t copies_seen = 0, positions_found = 0, off;
+
+		for (uint64_t at = 0; at < geo.array_bytes; at += C64) {
+			struct raid_extent ext;
+			ops->map(&geo, priv, at + 4096, &ext);
+			for (int c = 0; c < ext.nr_copies; c++, copies_seen++) {
+				cr_assert(ops->member_to_volume(&geo, priv, ext.copies[c].role,
+				                                ext.copies[c].member_off_bytes, &off),
+				          "layout 0x%x, %d disks: role %d offset %llu (copy of %llu) "
+				          "holds nothing",
+				          cases[i].layout, cases[i].disks, ext.copies[c].role,
+				          (ull)ext.copies[c].member_off_bytes, (ull)at + 4096);
+				cr_assert_eq(off, at + 4096,
+				             "layout 0x%x, %d disks: role %d offset %llu gives volume "
+				             "%llu, expected %llu",
+				             cases[i].layout, cases[i].disks, ext.copies[c].role,
+				             (ull)ext.copies[c].member_off_bytes, (ull)off,
+				             (ull)at + 4096);
+			}
+		}
+		for (int role = 0; role < geo.raid_disks; role++)
+			for (uint64_t moff = 0; moff < geo.dev_bytes; moff += C64)
+				positions_found += ops->member_to_volume(&geo, priv, role, moff, &off);
+		cr_assert_eq(positions_found, copies_seen,
+		             "layout 0x%x, %d disks: %llu member chunks hold a copy, map() "
+		             "places %llu",
+		             cases[i].layout, cases[i].disks, (ull)positions_found,
+		             (ull)copies_seen);
+		ops->geometry_free(priv);
+	}
+}
+
+Test(raid1, member_to_volume_is_the_offset)
+{
+	const struct raid_level_ops *ops = ops_for(1);
+	struct raid_geometry geo = uniform_geo(1, 0, 0, 2, MIB);
+	void *priv = init_ok(ops, &geo);
+	uint64_t off = 0;
+
+	cr_assert(ops->member_to_volume(&geo, priv, 1, MIB - 4096, &off));
+	cr_assert_eq(off, MIB - 4096);
+	cr_assert_not(ops->member_to_volume(&geo, priv, 0, MIB, &off), "past the end");
+	ops->geometry_free(priv);
+}
+
 Test(raid10, refusals)
 {
 	const struct raid_level_ops *ops = ops_for(10);

@@ -6,6 +6,8 @@
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
 #include <fuse3/fuse_lowlevel.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -33,6 +35,10 @@ struct fs_state {
 	struct timespec volume_mtime;
 	struct timespec volume_atime;
 	struct timespec mount_time;
+	/* The last write to volume.img (CLOCK_REALTIME_COARSE, ns; 0 none
+	 * since the mtime was last set): kept without the lock, since every
+	 * write stores it; getattr shows the later of the two. */
+	_Atomic uint64_t volume_written_ns;
 };
 
 extern const struct fuse_lowlevel_ops fs_lowlevel_ops;

@@ -113,6 +113,14 @@ static void fs_fill_attr(struct fs_state *fs, fuse_ino_t ino, struct stat *st)
 		st->st_mtim = st->st_ctim = fs->volume_mtime;
 		st->st_atim = fs->volume_atime;
 		pthread_mutex_unlock(&fs->times_lock);
+		uint64_t written_ns = atomic_load_explicit(&fs->volume_written_ns,
+		                                           memory_order_relaxed);
+		if (written_ns > (uint64_t)st->st_mtim.tv_sec * 1000000000u +
+		                     (uint64_t)st->st_mtim.tv_nsec) {
+			st->st_mtim.tv_sec = (time_t)(written_ns / 1000000000u);
+			st->st_mtim.tv_nsec = (long)(written_ns % 1000000000u);
+			st->st_ctim = st->st_mtim;
+		}
 		break;
 	default:
 		/* Only the user who mounted may write (default_permissions). */
@@ -228,6 +236,8 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	pthread_mutex_lock(&fs->times_lock);
+	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))
+		atomic_store(&fs->volume_written_ns, 0); /* touch -d goes back in time */
 	if (to_set & FUSE_SET_ATTR_MTIME)
 		fs->volume_mtime = attr->st_mtim;
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
@@ -394,10 +404,16 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (size > end - (uint64_t)off)
 		size = (size_t)(end - (uint64_t)off);
 	int rc = array_write(fs->array, buf, size, (uint64_t)off);
-	if (rc < 0)
+	if (rc < 0) {
 		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_write(req, size);
+		return;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME_COARSE, &now); /* vDSO, no syscall */
+	atomic_store_explicit(&fs->volume_written_ns,
+	                      (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+	                      memory_order_relaxed);
+	fuse_reply_write(req, size);
 }
 
 static void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -344,6 +344,16 @@ dd if=/dev/zero of="$MNT/volume.img" bs=4096 seek=$((size / 4096)) count=1 conv=
 	status=none 2>"$WORK/out" && fail "a write past the end of volume.img succeeded"
 [ "$(stat -c %s "$MNT/volume.img")" = "$size" ] || fail "a write past the end grew volume.img"
 ok "a write past the end fails: $(head -n1 "$WORK/out")"
+# Writes move volume.img's mtime on (backup tools look at it); touch -d
+# still sets it back.
+touch -d '2001-02-03 04:05:06' "$MNT/volume.img" || fail "touch -d volume.img"
+[ "$(stat -c %Y "$MNT/volume.img")" = "$(date -d '2001-02-03 04:05:06' +%s)" ] ||
+	fail "touch -d did not set volume.img's mtime"
+dd if=/dev/urandom of="$MNT/volume.img" bs=4096 count=1 conv=notrunc,fsync status=none ||
+	fail "a write to volume.img failed"
+mtime=$(stat -c %Y "$MNT/volume.img")
+[ $((mtime + 60)) -ge "$(date +%s)" ] || fail "a write left volume.img's mtime at $mtime"
+ok "a write moves volume.img's mtime to now; touch -d sets it"
 rf_umount "$MNT"
 for f in "$A"/a*.img; do
 	[ "$(mdadm --examine "$f" | sed -n 's/^ *State : //p')" = clean ] ||

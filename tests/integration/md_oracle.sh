@@ -91,6 +91,8 @@ SPECS=(
 	"raid1              1      2 -   -                16M         -           -"
 	"raid10-n2-64k      10     4 64K n2               16M         -           -"
 	"raid10-n2-64k-3dev 10     3 64K n2               16M         -           -"
+	"raid10-f2-64k      10     4 64K f2               16M         -           -"
+	"raid10-o2-64k-3dev 10     3 64K o2               16M         -           -"
 	"raid6-64k          6      5 64K left-symmetric   16M         -           -"
 	"raid5-ls-64k       5      4 64K left-symmetric   16M         -           -"
 	"raid5-ra-64k       5      3 64K right-asymmetric 17000K      -           -"

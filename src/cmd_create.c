@@ -57,6 +57,7 @@ int cmd_create(int argc, char **argv)
 	struct array_create_opts opts;
 	const char *level_text = NULL, *layout_text = NULL;
 	uint64_t chunk_bytes = CREATE_DEFAULT_CHUNK_BYTES;
+	bool chunk_given = false;
 	char err[512];
 	int opt;
 
@@ -84,6 +85,7 @@ int cmd_create(int argc, char **argv)
 				cli_error("create", "--chunk '%s' is not a size (e.g. 64K, 1M)", optarg);
 				return CLI_EXIT_USAGE;
 			}
+			chunk_given = true;
 			break;
 		case 'p':
 			layout_text = optarg;
@@ -161,6 +163,12 @@ int cmd_create(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	opts.chunk_bytes = (uint32_t)chunk_bytes;
+	/* Harmless, so not refused (scripts pass one --chunk to every level),
+	 * but said: mdadm refuses it for raid1. */
+	if (chunk_given && !raid_level_find(opts.level)->uses_chunk)
+		fprintf(stderr, "raidfuse create: warning: --chunk has no effect on %s, which has "
+		                "no chunks\n",
+		        raid_level_find(opts.level)->name);
 	if (array_create((const char *const *)argv + optind, nr_members, &opts, err,
 	                 sizeof(err)) < 0) {
 		cli_error("create", "%s", err);

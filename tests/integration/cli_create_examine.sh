@@ -71,6 +71,14 @@ check_array() {
 	[ -n "$name" ] && args+=(--name "$name")
 	"$RAIDFUSE" create "${args[@]}" "${members[@]}" >"$dir/create.out" 2>&1 ||
 		fail "$tag: raidfuse create failed: $(cat "$dir/create.out")"
+	# --chunk on a level without chunks: created, with a warning saying so.
+	case $level in
+	1 | linear)
+		grep -q "warning: --chunk has no effect on " "$dir/create.out" ||
+			fail "$tag: no warning that --chunk has no effect: $(cat "$dir/create.out")" ;;
+	*)
+		grep -q "warning" "$dir/create.out" && fail "$tag: unexpected warning: $(cat "$dir/create.out")" ;;
+	esac
 
 	# What mdadm should report for this array.
 	# Array Size = per-member data x data_disks / copies (mdadm's own

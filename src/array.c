@@ -1193,7 +1193,14 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	              a->geo.raid_disks, a->geo.raid_disks - nr_missing);
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		textbuf_appendf(&t, "%c", a->slot[role] ? 'U' : '_');
-	textbuf_appendf(&t, "]\n\nuuid: %s\nstate: %s\nevents: %" PRIu64 "\nsize_bytes: %" PRIu64
+	textbuf_appendf(&t, "]\n");
+	/* As mdstat's bitmap line, in regions rather than md's counter pages. */
+	if (a->bitmap)
+		textbuf_appendf(&t, "      bitmap: %" PRIu64 "/%" PRIu64 " regions dirty, %" PRIu64
+		              "KB chunk\n",
+		              bitmap_count_set(a->bitmap), bitmap_nr_bits(a->bitmap),
+		              bitmap_chunk_bytes(a->bitmap) / 1024);
+	textbuf_appendf(&t, "\nuuid: %s\nstate: %s\nevents: %" PRIu64 "\nsize_bytes: %" PRIu64
 	              "\n",
 	              uuid,
 	              nr_missing ? (a->started ? "active, degraded" : "clean, degraded")

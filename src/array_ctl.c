@@ -11,6 +11,7 @@
 
 #include "array.h"
 #include "array_ctl.h"
+#include "bitmap.h"
 #include "member_fault.h"
 #include "sync.h"
 #include "textbuf.h"
@@ -157,12 +158,20 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	     "\"state\":\"%s\",\"degraded\":%d,\"read_only\":%s,\"events\":%" PRIu64 ","
 	     "\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
 	     ",\"sync_total_sectors\":%" PRIu64 ",\"sync_rate_kib\":%" PRIu64
-	     ",\"mismatch_cnt\":%" PRIu64 ",\"members\":[",
+	     ",\"mismatch_cnt\":%" PRIu64 ",",
 	     json_escape(a->set_name, name, sizeof(name)), uuid, a->ops->name, layout,
 	     a->geo.chunk_bytes, a->geo.raid_disks,
 	     a->geo.array_bytes, a->started ? "active" : "clean", missing,
 	     a->read_only ? "true" : "false", a->events, sync_action_name(p.action),
 	     p.done_sectors, p.total_sectors, p.rate_kib, p.mismatch_sectors);
+	if (a->bitmap)
+		textbuf_appendf(&t, "\"bitmap\":{\"chunk_bytes\":%" PRIu64 ",\"regions\":%" PRIu64
+		                ",\"dirty_regions\":%" PRIu64 "},",
+		                bitmap_chunk_bytes(a->bitmap), bitmap_nr_bits(a->bitmap),
+		                bitmap_count_set(a->bitmap));
+	else
+		textbuf_appendf(&t, "\"bitmap\":null,");
+	textbuf_appendf(&t, "\"members\":[");
 	for (int i = 0; i < a->nr_members; i++) {
 		struct member *m = &a->members[i];
 		textbuf_appendf(&t, "%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","

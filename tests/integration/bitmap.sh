@@ -48,6 +48,14 @@ dd if=data of=mnt/volume.img bs=1M seek=96 conv=notrunc,fsync status=none || fai
 n=$(dirty_bits m1)
 [ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "after a 4 MiB write, $n bits are dirty (expected 1-3)"
 log "ok: bits set while writing ($n dirty)"
+line=$("$RAIDFUSE" status mnt | grep "^ *bitmap: ")
+[[ "$line" =~ bitmap:\ ([0-9]+)/199\ regions\ dirty,\ 1024KB\ chunk ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] ||
+	fail "status does not show the dirty bitmap regions: '$line'"
+"$RAIDFUSE" status --json mnt | python3 -c 'import json,sys
+b=json.load(sys.stdin)["bitmap"]
+assert b["chunk_bytes"] == 1048576 and b["regions"] == 199 and b["dirty_regions"] >= 1, b' ||
+	fail "status.json does not show the bitmap"
+log "ok: status shows the bitmap: $line"
 for _ in $(seq 1 100); do
 	[ "$(dirty_bits m3)" = 0 ] && break
 	sleep 0.2

@@ -24,6 +24,12 @@ int cmd_wait(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
 
+/* The form mount(8) runs for an fstab line of type fuse.raidfuse:
+ * `raidfuse SOURCE MOUNTPOINT [-o OPTIONS]`, SOURCE the members joined by
+ * ':'. cli_is_fstab_form tells it from a verb (MOUNTPOINT is a directory). */
+bool cli_is_fstab_form(int argc, char **argv);
+int cmd_fstab_mount(int argc, char **argv);
+
 /* Whether path is a raidfuse mount point, alive or with its daemon gone,
  * as the kernel's mount table says (the mount point itself is not looked
  * at: a dead FUSE mount answers ENOTCONN). */

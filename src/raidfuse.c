@@ -45,7 +45,9 @@ static void usage(FILE *out)
 	             "Verbs:\n");
 	for (size_t i = 0; i < sizeof(cli_verbs) / sizeof(cli_verbs[0]); i++)
 		fprintf(out, "  %-8s %s\n", cli_verbs[i].name, cli_verbs[i].summary);
-	fprintf(out, "\n'raidfuse VERB --help' describes a verb; see also raidfuse(8).\n");
+	fprintf(out, "\n'raidfuse VERB --help' describes a verb; see also raidfuse(8).\n"
+	             "From fstab (type fuse.raidfuse), mount runs 'raidfuse M0:M1:... MOUNTPOINT\n"
+	             "-o OPTIONS', the options the mount verb's flags (run, ro, cache-mib=N, ...).\n");
 }
 
 int main(int argc, char **argv)
@@ -65,6 +67,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cli_verbs) / sizeof(cli_verbs[0]); i++)
 		if (strcmp(argv[1], cli_verbs[i].name) == 0)
 			return cli_verbs[i].run(argc - 1, argv + 1);
+	if (cli_is_fstab_form(argc, argv))
+		return cmd_fstab_mount(argc, argv);
 	fprintf(stderr, "raidfuse: unknown verb '%s'\n", argv[1]);
 	usage(stderr);
 	return CLI_EXIT_USAGE;

@@ -1,0 +1,143 @@
+/* cmd_fstab.c - `raidfuse SOURCE MOUNTPOINT -o OPTIONS`: the form mount(8)
+ * runs for an fstab line of type fuse.raidfuse (through mount.fuse3):
+ *
+ *   /srv/m0:/srv/m1:/srv/m2  /mnt/raid  fuse.raidfuse  run,cache-mib=128  0 0
+ *
+ * SOURCE names the members, separated by ':'. The options are mount's own
+ * words for the mount verb's flags (run, force, ro, cache-mib=N, ...);
+ * what fstab and systemd use for themselves (defaults, nofail, x-...) is
+ * dropped; anything else goes to FUSE as -o, which says if it is unknown.
+ * Then it is `raidfuse mount`, with every check and message it has. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+/* fstab options that mount(8), systemd or mount.fuse act on, not us. */
+static bool fstab_option_is_mounts(const char *opt)
+{
+	static const char *const mounts_own[] = {
+		"defaults", "auto", "noauto", "nofail", "_netdev", "user", "users", "nouser",
+		"owner", "group", "rw",
+	};
+	for (size_t i = 0; i < sizeof(mounts_own) / sizeof(mounts_own[0]); i++)
+		if (strcmp(opt, mounts_own[i]) == 0)
+			return true;
+	return strncmp(opt, "x-", 2) == 0 || strncmp(opt, "comment=", 8) == 0;
+}
+
+/* The mount verb's flag for one fstab option, with its value split off
+ * into *value; NULL if it is not one of ours. */
+static const char *fstab_option_flag(const char *opt, const char **value)
+{
+	static const struct {
+		const char *name;
+		const char *flag;
+		bool takes_value;
+	} ours[] = {
+		{ "run", "--run", false },
+		{ "force", "--force", false },
+		{ "ro", "--readonly", false },
+		{ "readonly", "--readonly", false },
+		{ "threads", "--threads", true },
+		{ "cache-mib", "--cache-mib", true },
+		{ "write-through", "--write-through", false },
+		{ "flush-age-ms", "--flush-age-ms", true },
+		{ "readahead", "--readahead", true },
+		{ "page-cache", "--page-cache", false },
+		{ "direct-io", "--direct-io", false },
+		{ "allow_other", "--allow-other", false },
+		{ "allow-other", "--allow-other", false },
+	};
+	size_t name_len = strcspn(opt, "=");
+
+	*value = NULL;
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		if (strlen(ours[i].name) != name_len || strncmp(opt, ours[i].name, name_len) != 0)
+			continue;
+		if (ours[i].takes_value != (opt[name_len] == '='))
+			return NULL; /* "run=1" or a bare "cache-mib": FUSE will refuse it */
+		if (ours[i].takes_value)
+			*value = opt + name_len + 1;
+		return ours[i].flag;
+	}
+	return NULL;
+}
+
+bool cli_is_fstab_form(int argc, char **argv)
+{
+	struct stat st;
+	return argc >= 3 && argv[1][0] != '-' && stat(argv[2], &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cmd_fstab_mount(int argc, char **argv)
+{
+	const char *source = argv[1], *mountpoint = argv[2], *options = "";
+	int rc = CLI_EXIT_USAGE;
+
+	for (int i = 3; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			options = argv[++i];
+		} else {
+			cli_error("mount", "'%s': the fstab form is SOURCE MOUNTPOINT [-o OPTIONS]",
+			          argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	/* Every word of source and options becomes at most one argument, and
+	 * a flag with a value two. */
+	size_t max_args = 4 + 2 * (strlen(source) + strlen(options) + 2);
+	char **mount_argv = calloc(max_args, sizeof(*mount_argv));
+	char *source_copy = strdup(source), *options_copy = strdup(options);
+	char *fuse_opts = calloc(1, strlen(options) + 1);
+	int n = 0;
+
+	if (!mount_argv || !source_copy || !options_copy || !fuse_opts) {
+		cli_error("mount", "out of memory");
+		rc = CLI_EXIT_ERROR;
+		goto out;
+	}
+	mount_argv[n++] = "mount";
+	char *save = NULL;
+	for (char *opt = strtok_r(options_copy, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+		const char *value;
+		const char *flag = fstab_option_flag(opt, &value);
+		if (flag) {
+			mount_argv[n++] = (char *)flag;
+			if (value)
+				mount_argv[n++] = (char *)value;
+		} else if (!fstab_option_is_mounts(opt)) {
+			if (fuse_opts[0])
+				strcat(fuse_opts, ",");
+			strcat(fuse_opts, opt);
+		}
+	}
+	if (fuse_opts[0]) {
+		mount_argv[n++] = "-o";
+		mount_argv[n++] = fuse_opts;
+	}
+	int nr_members = 0;
+	for (char *member = strtok_r(source_copy, ":", &save); member;
+	     member = strtok_r(NULL, ":", &save)) {
+		mount_argv[n++] = member;
+		nr_members++;
+	}
+	if (nr_members == 0 || source[0] == ':' || strstr(source, "::") ||
+	    source[strlen(source) - 1] == ':') {
+		cli_error("mount", "source '%s' must name the members, separated by ':' "
+		          "(/srv/m0:/srv/m1:/srv/m2)", source);
+		goto out;
+	}
+	mount_argv[n++] = (char *)mountpoint;
+	rc = cmd_mount(n, mount_argv);
+out:
+	free(mount_argv);
+	free(source_copy);
+	free(options_copy);
+	free(fuse_opts);
+	return rc;
+}

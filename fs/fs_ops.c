@@ -115,8 +115,9 @@ static void fs_fill_attr(struct fs_state *fs, fuse_ino_t ino, struct stat *st)
 		pthread_mutex_unlock(&fs->times_lock);
 		uint64_t written_ns = atomic_load_explicit(&fs->volume_written_ns,
 		                                           memory_order_relaxed);
-		if (written_ns > (uint64_t)st->st_mtim.tv_sec * 1000000000u +
-		                     (uint64_t)st->st_mtim.tv_nsec) {
+		if (written_ns && (st->st_mtim.tv_sec < 0 ||
+		                   written_ns > (uint64_t)st->st_mtim.tv_sec * 1000000000u +
+		                                    (uint64_t)st->st_mtim.tv_nsec)) {
 			st->st_mtim.tv_sec = (time_t)(written_ns / 1000000000u);
 			st->st_mtim.tv_nsec = (long)(written_ns % 1000000000u);
 			st->st_ctim = st->st_mtim;

@@ -307,7 +307,8 @@ int array_recovery_begin(struct raid_array *a, int role, struct member *m)
 void array_recovery_advance(struct raid_array *a, int role, struct member *m, uint64_t end)
 {
 	pthread_mutex_lock(&a->state_lock);
-	if (a->rebuilding[role] == m)
+	/* Only up: a resumed rebuild passes pieces below its checkpoint. */
+	if (a->rebuilding[role] == m && end > atomic_load(&a->rebuilt_bytes[role]))
 		atomic_store(&a->rebuilt_bytes[role], end);
 	pthread_mutex_unlock(&a->state_lock);
 }
@@ -377,6 +378,8 @@ bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_
 {
 	if (a->read_only || !a->started || !a->ops->recover_unit)
 		return false;
+	if (a->ops->can_recover && !a->ops->can_recover(a))
+		return false;
 	pthread_mutex_lock(&a->state_lock);
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		if (a->slot[role] && !a->rebuilding[role])
@@ -406,6 +409,21 @@ void array_recovery_kick(struct raid_array *a)
 		array_sync_recover(a, role, m);
 }
 
+/* Why no member can be rebuilt online on this array, or 0. */
+static int array_rebuild_refusal(const struct raid_array *a, char *err, size_t errlen)
+{
+	if (!a->ops->recover_unit)
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "%s has no redundancy to rebuild a member from", a->ops->name);
+	if (a->ops->can_recover && !a->ops->can_recover(a))
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "online rebuilds of this %s layout (0x%x) are not supported: md's "
+		                   "own mapping back from member to volume (raid10_find_virt) does "
+		                   "not hold for it, and md warns that it does not keep data safe",
+		                   a->ops->name, a->geo.layout);
+	return 0;
+}
+
 /* Open, claim and check a member to add, and give it a superblock of
  * this array (a spare, not yet written). */
 static int array_member_prepare(struct raid_array *a, const char *path, struct member **out,
@@ -417,9 +435,9 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 
 	if (a->read_only)
 		return errmsg_fail(-EROFS, err, errlen, "the array is mounted read-only");
-	if (!a->ops->recover_unit)
-		return errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                   "%s has no redundancy to rebuild a member from", a->ops->name);
+	int refused = array_rebuild_refusal(a, err, errlen);
+	if (refused < 0)
+		return refused;
 	if (a->nr_members >= a->members_capacity)
 		return errmsg_fail(-ENOSPC, err, errlen, "too many members added");
 	for (int role = 0; role < a->geo.raid_disks && !model; role++)
@@ -492,11 +510,20 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		member_close(m);
 		return errmsg_fail(-ENOSPC, err, errlen, "no free device number in the superblock");
 	}
+	struct md_super own = m->sb;
 	m->sb = model->sb;
 	m->sb.dev_number = next_dev;
 	m->sb.data_size = m->file_bytes / SECTOR_BYTES - m->sb.data_offset;
 	m->sb.recovery_offset = MD_RESYNC_NONE;
-	m->sb.feature_map &= ~MD_FEATURE_RECOVERY_OFFSET;
+	m->sb.feature_map &= ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_BAD_BLOCKS);
+	/* A bad block log describes its own member's sectors: a re-added
+	 * member keeps its own, a new one has none. */
+	if (m->badblocks) {
+		m->sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
+		m->sb.bblog_offset = own.bblog_offset;
+		m->sb.bblog_size = own.bblog_size;
+		m->sb.bblog_shift = own.bblog_shift;
+	}
 	m->data_offset_bytes = model->data_offset_bytes;
 	if (getrandom(m->sb.device_uuid, sizeof(m->sb.device_uuid), 0) != sizeof(m->sb.device_uuid)) {
 		member_close(m);

@@ -440,6 +440,14 @@ int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms)
 			synced = false;
 			absorbed &= array_member_error(a, role, m, src, true);
 		}
+		/* A replacement takes the writes below its copy point, and will
+		 * answer for them after a crash by its recovery_offset alone. */
+		struct member *copy = a->rebuilding[role];
+		int crc = copy ? member_sync(copy) : 0;
+		if (crc < 0) {
+			synced = false;
+			array_rebuild_target_failed(a, role, copy, crc);
+		}
 	}
 	if (!synced)
 		return absorbed ? 0 : -EIO; /* failed out: the array runs degraded */

@@ -11,6 +11,7 @@
 
 #include "array.h"
 #include "cli.h"
+#include "member_badblocks.h"
 
 static void examine_time(const char *label, uint64_t md_time)
 {
@@ -30,7 +31,7 @@ static void examine_sectors(const char *label, uint64_t sectors)
 	       (double)sectors / 2048.0);
 }
 
-static void examine_member(const struct member *m)
+static void examine_member(struct member *m)
 {
 	const struct md_super *sb = &m->sb;
 	const struct raid_level_ops *ops = raid_level_find(sb->level);
@@ -69,6 +70,12 @@ static void examine_member(const struct member *m)
 	printf("%15s : %s\n", "Device UUID", uuid);
 	if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)
 		printf("%15s : %d sectors from superblock\n", "Internal Bitmap", sb->bitmap_offset);
+	uint64_t bad_bytes;
+	size_t bad_ranges = member_badblocks_count(m, &bad_bytes);
+	if (bad_ranges)
+		printf("%15s : %zu ranges, %" PRIu64 " sectors (md's log: never read, answered "
+		       "from redundancy)\n",
+		       "Bad Blocks", bad_ranges, bad_bytes / 512);
 	putchar('\n');
 	examine_time("Update Time", sb->utime);
 	printf("%15s : %08x - correct\n", "Checksum", sb->sb_csum);

@@ -11,6 +11,7 @@
 #include "array.h"
 #include "cli.h"
 #include "fs.h"
+#include "member_badblocks.h"
 
 int cmd_verify(int argc, char **argv)
 {
@@ -37,6 +38,22 @@ int cmd_verify(int argc, char **argv)
 	                   sizeof(err)) < 0) {
 		cli_error("verify", "%s", err);
 		return CLI_EXIT_ERROR;
+	}
+	/* Logged bad sectors hold no data: comparing them would report
+	 * mismatches that are not there, and the rows cannot be rewritten
+	 * read-only. A mounted array reads them from redundancy. */
+	for (int i = 0; i < a->nr_members; i++) {
+		uint64_t bad_bytes;
+		size_t ranges = member_badblocks_count(&a->members[i], &bad_bytes);
+		if (ranges) {
+			cli_error("verify", "%s: md's bad block log marks %zu range(s), %" PRIu64
+			          " sectors, which hold no data and cannot be compared offline; "
+			          "mount the array and run raidfuse check, which reads them from "
+			          "redundancy",
+			          a->members[i].path, ranges, bad_bytes / 512);
+			array_stop(a);
+			return CLI_EXIT_ERROR;
+		}
 	}
 	char missing[256];
 	array_missing_text(a, missing, sizeof(missing));

@@ -22,14 +22,73 @@
 /* Requests per parallel batch. */
 #define EXTENT_BATCH 64
 
-/* Read a piece from its copies one after another. A copy that fails to
- * read gets the good bytes written back (md's read-error handling); only
- * if that write fails too is its member failed. */
-static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64_t off)
+static uint64_t extent_sync_off(const struct raid_array *a, uint64_t off,
+                                const struct raid_extent *ext);
+
+/* Copy m of role failed to read at member offset at: write the good
+ * bytes back (md's read-error handling); only if that write fails too is
+ * its member failed. The region is marked in the bitmap meanwhile: a
+ * crash must not leave a half-mended copy that reads as good. */
+static void extent_fix_read_error(struct raid_array *a, int role, struct member *m,
+                                  const char *good, size_t len, uint64_t at, uint64_t sync_off)
+{
+	if (a->slot[role] != m)
+		return; /* failed out or replaced meanwhile */
+	int wrc = bitmap_start_write(a, sync_off, len);
+	if (wrc == 0)
+		wrc = member_write(m, good, len, at);
+	bitmap_end_write(a, sync_off, len);
+	if (wrc == 0)
+		array_logf(a, "read error on %s (role %d) corrected: %zu KiB rewritten from another "
+		           "copy",
+		           m->abs_path, role, len / 1024);
+	else
+		array_member_error(a, role, m, wrc, true);
+}
+
+/* Mend the copies of one piece that failed to read (bad[], on members
+ * bad_member[]) with the bytes of copy good_c, which dst holds. Unless the
+ * caller holds the piece's lock regions already, they are taken and the
+ * good copy read again under them: a write may have changed every copy
+ * since dst was read, and its bytes must not be overwritten with older
+ * ones, which would leave the copies differing. */
+static void extent_mend_copies(struct raid_array *a, const struct raid_extent *ext, int good_c,
+                               const int *bad, struct member *const *bad_member, int nr_bad,
+                               const char *dst, size_t piece, uint64_t off, bool region_held)
+{
+	uint64_t first = off / EXTENT_LOCK_REGION_BYTES;
+	uint64_t last = (off + piece - 1) / EXTENT_LOCK_REGION_BYTES;
+	const char *good = dst;
+	char *fresh = NULL;
+
+	if (!region_held) {
+		for (uint64_t r = first; r <= last; r++)
+			row_lock(&a->row_locks, r);
+		struct member *gm = a->slot[ext->copies[good_c].role];
+		fresh = parity_buf_alloc(piece);
+		if (!fresh || !gm ||
+		    member_read(gm, fresh, piece, ext->copies[good_c].member_off_bytes) < 0)
+			nr_bad = 0; /* mended by the next read that finds it */
+		good = fresh;
+	}
+	for (int i = 0; i < nr_bad; i++)
+		extent_fix_read_error(a, ext->copies[bad[i]].role, bad_member[i], good, piece,
+		                      ext->copies[bad[i]].member_off_bytes,
+		                      extent_sync_off(a, off, ext));
+	if (!region_held)
+		for (uint64_t r = first; r <= last; r++)
+			row_unlock(&a->row_locks, r);
+	free(fresh);
+}
+
+/* Read a piece from its copies one after another; copies that failed
+ * are mended from the one that answered. */
+static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64_t off,
+                             bool region_held)
 {
 	while (len > 0) {
 		struct raid_extent ext;
-		int rc = -EIO, bad[RAID_MAX_COPIES], nr_bad = 0;
+		int rc = -EIO, bad[RAID_MAX_COPIES], nr_bad = 0, good_c = -1;
 		struct member *bad_member[RAID_MAX_COPIES];
 
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
@@ -39,28 +98,19 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 			if (!m)
 				continue;
 			rc = member_read(m, dst, piece, ext.copies[c].member_off_bytes);
-			if (rc == 0)
+			if (rc == 0) {
+				good_c = c;
 				break;
+			}
 			bad_member[nr_bad] = m;
 			bad[nr_bad++] = c;
 		}
-		for (int i = 0; i < nr_bad; i++) {
-			int role = ext.copies[bad[i]].role;
-			struct member *m = bad_member[i];
-			if (a->slot[role] != m)
-				continue; /* failed out or replaced meanwhile */
-			if (rc < 0) {
-				array_member_error(a, role, m, -EIO, false);
-				continue;
-			}
-			int wrc = member_write(m, dst, piece, ext.copies[bad[i]].member_off_bytes);
-			if (wrc == 0)
-				array_logf(a, "read error on %s (role %d) corrected: %zu KiB rewritten "
-				           "from another copy",
-				           m->abs_path, role, piece / 1024);
-			else
-				array_member_error(a, role, m, wrc, true);
-		}
+		if (rc == 0 && nr_bad)
+			extent_mend_copies(a, &ext, good_c, bad, bad_member, nr_bad, dst, piece, off,
+			                   region_held);
+		for (int i = 0; rc < 0 && i < nr_bad; i++)
+			if (a->slot[ext.copies[bad[i]].role] == bad_member[i])
+				array_member_error(a, ext.copies[bad[i]].role, bad_member[i], -EIO, false);
 		if (rc < 0)
 			return rc;
 		dst += piece;
@@ -71,8 +121,10 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 }
 
 /* Reads go to every member at once: each extent from its first present
- * copy, in parallel; a piece whose read fails is read again copy by copy. */
-int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
+ * copy, in parallel; a piece whose read fails is read again copy by copy.
+ * region_held: the caller holds the lock regions of the range. */
+static int extent_read(struct raid_array *a, void *buf, size_t len, uint64_t off,
+                       bool region_held)
 {
 	char *dst = buf;
 
@@ -106,12 +158,18 @@ int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 		for (int i = 0; i < nr; i++) {
 			if (reqs[i].result == 0)
 				continue;
-			int rc = extent_read_piece(a, reqs[i].buf, reqs[i].len_bytes, req_off[i]);
+			int rc = extent_read_piece(a, reqs[i].buf, reqs[i].len_bytes, req_off[i],
+			                           region_held);
 			if (rc < 0)
 				return rc;
 		}
 	}
 	return 0;
+}
+
+int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
+{
+	return extent_read(a, buf, len, off, false);
 }
 
 /* Where the extent ext at volume offset off lies in md's resync address
@@ -236,46 +294,29 @@ int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t 
 	return 0;
 }
 
-/* Whether the extent at off lies in [sync_lo, sync_hi) of the resync
- * address space: for member offsets, any of its copies. */
-static bool extent_in_sync_range(struct raid_array *a, uint64_t off, size_t len,
-                                 uint64_t sync_lo, uint64_t sync_hi)
-{
-	struct raid_extent ext;
-	if (a->ops->sync_by_array_bytes)
-		return off < sync_hi && off + len > sync_lo;
-	a->ops->map(&a->geo, a->level_priv, off, &ext);
-	for (int c = 0; c < ext.nr_copies; c++) {
-		uint64_t at = ext.copies[c].member_off_bytes;
-		if (at < sync_hi && at + len > sync_lo)
-			return true;
-	}
-	return false;
-}
-
+/* The copy levels' resync space is the volume (raid10), or equal to it
+ * (raid1: every member holds the volume at the same offsets), so the
+ * range is walked as volume bytes, a lock region at a time. */
 int extent_io_resync(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi)
 {
 	const size_t step = 1024 * 1024;
 	char *buf = parity_buf_alloc(step);
+	uint64_t end = sync_hi < a->geo.array_bytes ? sync_hi : a->geo.array_bytes;
 	int rc = 0;
 
 	if (!buf)
 		return -ENOMEM;
-	for (uint64_t off = 0; off < a->geo.array_bytes && rc == 0;) {
+	for (uint64_t off = sync_lo; off < end && rc == 0;) {
 		struct raid_extent ext;
-		size_t len = a->geo.array_bytes - off < step ? (size_t)(a->geo.array_bytes - off) : step;
+		size_t len = end - off < step ? (size_t)(end - off) : step;
 		uint64_t region = off / EXTENT_LOCK_REGION_BYTES;
 		if (len > EXTENT_LOCK_REGION_BYTES - off % EXTENT_LOCK_REGION_BYTES)
 			len = EXTENT_LOCK_REGION_BYTES - off % EXTENT_LOCK_REGION_BYTES;
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
 		if (len > ext.len_bytes)
 			len = (size_t)ext.len_bytes;
-		if (!extent_in_sync_range(a, off, len, sync_lo, sync_hi)) {
-			off += len;
-			continue;
-		}
 		row_lock(&a->row_locks, region);
-		rc = extent_io_read(a, buf, len, off);
+		rc = extent_read(a, buf, len, off, true);
 		if (rc == 0)
 			rc = extent_write_batch(a, buf, len, off);
 		row_unlock(&a->row_locks, region);
@@ -407,30 +448,44 @@ static int extent_recover_extent(struct raid_array *a, uint64_t off,
                                  const struct raid_extent *ext, size_t len,
                                  const struct extent_recover *r)
 {
-	int to = -1, from = -1, rc = 0;
+	int to = -1, rc = -EIO;
 
-	for (int c = 0; c < ext->nr_copies; c++) {
+	for (int c = 0; c < ext->nr_copies; c++)
 		if (ext->copies[c].role == r->role && ext->copies[c].member_off_bytes == r->member_off)
 			to = c;
-		else if (from < 0 && ext->copies[c].role != r->role && a->slot[ext->copies[c].role])
-			from = c;
-	}
 	if (to < 0)
 		return -EIO; /* member_to_volume and map disagree: a level bug */
 	uint64_t at = r->member_off;
 	if (at + len <= atomic_load(&a->rebuilt_bytes[r->role]))
 		return 0; /* rebuilt already (a resumed rebuild) */
 	uint64_t sync_off = a->ops->sync_by_array_bytes ? off : at;
-	if (array_rebuild_needed(a, r->role, sync_off, len)) {
-		/* Read once: it may be failed out meanwhile. */
-		struct member *src = from < 0 ? NULL : a->slot[ext->copies[from].role];
-		rc = !src ? -EIO
-		          : member_read(src, r->s->first, len, ext->copies[from].member_off_bytes);
-		if (rc == 0) {
-			rc = member_write(r->target, r->s->first, len, at);
-			if (rc < 0)
-				array_rebuild_target_failed(a, r->role, r->target, rc);
+	if (!array_rebuild_needed(a, r->role, sync_off, len)) {
+		array_recovery_advance(a, r->role, r->target, at + len);
+		return 0;
+	}
+	/* The source: each other present copy in turn, until one reads; in
+	 * a replace, last the member being replaced, which still holds this
+	 * copy (md reads it too, so a replace works with the other copies
+	 * gone). Each slot is read once: it may be failed out meanwhile. */
+	for (int c = 0; c <= ext->nr_copies && rc < 0; c++) {
+		struct member *src;
+		uint64_t src_at;
+		if (c < ext->nr_copies) {
+			if (ext->copies[c].role == r->role)
+				continue;
+			src = a->slot[ext->copies[c].role];
+			src_at = ext->copies[c].member_off_bytes;
+		} else {
+			src = a->slot[r->role];
+			src_at = at;
 		}
+		if (src && src != r->target)
+			rc = member_read(src, r->s->first, len, src_at);
+	}
+	if (rc == 0) {
+		rc = member_write(r->target, r->s->first, len, at);
+		if (rc < 0)
+			array_rebuild_target_failed(a, r->role, r->target, rc);
 	}
 	if (rc == 0)
 		array_recovery_advance(a, r->role, r->target, at + len);
@@ -496,45 +551,67 @@ struct extent_compare {
 	uint64_t *mismatch_sectors;
 };
 
-/* Compare every copy of one extent with its first copy, counting
- * mismatched sectors per 4 KiB page as md does; repair writes the first
- * copy over each copy that differs. A missing copy is -ENODEV: scrubs are
- * refused on degraded arrays, so its member failed during this one. */
+/* Compare every copy of one extent with the first copy that reads,
+ * counting mismatched sectors per 4 KiB page as md does; repair writes
+ * that copy over each copy that differs. A copy that cannot be read (an
+ * I/O error, a sector in md's bad block log) is mended from it, in check
+ * too, as md's sync does. A missing copy is -ENODEV: scrubs are refused on
+ * degraded arrays, so its member failed during this one. */
 static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct raid_extent *ext,
                                size_t len, void *arg)
 {
 	const struct extent_compare *cmp = arg;
 	struct extent_scrub *s = cmp->s;
 	const size_t page = 4096;
-	struct member *first = a->slot[ext->copies[0].role];
-	int rc;
+	int ref = -1, rc = -EIO;
 
-	if (!first)
-		return -ENODEV;
-	rc = member_read(first, s->first, len, ext->copies[0].member_off_bytes);
-	for (int c = 1; c < ext->nr_copies && rc == 0; c++) {
+	for (int c = 0; c < ext->nr_copies && ref < 0; c++) {
 		struct member *m = a->slot[ext->copies[c].role];
-		bool differs = false;
 		if (!m)
 			return -ENODEV;
-		rc = member_read(m, s->other, len, ext->copies[c].member_off_bytes);
-		for (size_t at = 0; rc == 0 && at < len; at += page) {
-			size_t n = len - at < page ? len - at : page;
-			if (memcmp(s->first + at, s->other + at, n) != 0) {
+		rc = member_read(m, s->first, len, ext->copies[c].member_off_bytes);
+		if (rc == 0)
+			ref = c;
+		else if (rc != -EIO)
+			return rc;
+	}
+	if (ref < 0)
+		return rc; /* no copy readable */
+	for (int c = 0; c < ext->nr_copies; c++) {
+		struct member *m = a->slot[ext->copies[c].role];
+		uint64_t at = ext->copies[c].member_off_bytes;
+		bool differs = false;
+		if (c == ref)
+			continue;
+		if (!m)
+			return -ENODEV;
+		rc = member_read(m, s->other, len, at);
+		if (rc == -EIO) {
+			extent_fix_read_error(a, ext->copies[c].role, m, s->first, len, at,
+			                      extent_sync_off(a, off, ext));
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		for (size_t done = 0; done < len; done += page) {
+			size_t n = len - done < page ? len - done : page;
+			if (memcmp(s->first + done, s->other + done, n) != 0) {
 				*cmp->mismatch_sectors += page / SECTOR_BYTES;
 				differs = true;
 			}
 		}
-		if (rc == 0 && differs && cmp->repair) {
+		if (differs && cmp->repair) {
 			/* Marked, so that a crash mid-rewrite is resynced. */
 			uint64_t sync_off = extent_sync_off(a, off, ext);
 			rc = bitmap_start_write(a, sync_off, len);
 			if (rc == 0)
-				rc = member_write(m, s->first, len, ext->copies[c].member_off_bytes);
+				rc = member_write(m, s->first, len, at);
 			bitmap_end_write(a, sync_off, len);
+			if (rc < 0)
+				return rc;
 		}
 	}
-	return rc;
+	return 0;
 }
 
 /* Compare every copy with the first present one; repair copies the first

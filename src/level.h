@@ -124,6 +124,8 @@ struct raid_level_ops {
 	int (*recover_unit)(struct raid_array *a, void *ctx, uint64_t unit, int role,
 	                    struct member *target);
 	uint64_t (*recover_units)(const struct raid_array *a);
+	/* Whether recovery onto this layout is offered online. NULL: yes. */
+	bool (*can_recover)(const struct raid_array *a);
 
 	/* Copy levels (raid1, raid10): the volume offset whose copy lies at
 	 * member_off of role's data area (md's raid10_find_virt), or false

@@ -22,7 +22,10 @@ struct raid10_geo {
 	bool far_offset;
 	int far_set_size;
 	uint64_t stride_chunks;   /* distance between far copies, in chunks */
+	bool inverse_exact;       /* member_to_volume undoes map everywhere */
 };
+
+static bool raid10_inverse_exact(const struct raid_geometry *geo, const struct raid10_geo *r10);
 
 static int raid10_decode_layout(const struct raid_geometry *geo, struct raid10_geo *r10,
                                 char *err, size_t errlen)
@@ -97,6 +100,7 @@ static int raid10_geometry_init(struct raid_geometry *geo, void **priv, char *er
 		free(r10);
 		return errmsg_fail(-EINVAL, err, errlen, "raid10 members are too small");
 	}
+	r10->inverse_exact = raid10_inverse_exact(geo, r10);
 	*priv = r10;
 	return 0;
 }
@@ -247,6 +251,40 @@ static bool raid10_member_to_volume(const struct raid_geometry *geo, const void 
 	return false;
 }
 
+/* Whether member_to_volume finds every copy map places. md's inverse
+ * does not hold for every layout it accepts (version-1 offset layouts
+ * whose far sets are smaller than the copies, which md warns about): a
+ * rebuild walking such a member would take a used chunk for an unused
+ * one and skip it. The pattern repeats within a few cycles of the
+ * members, so its start and its end (where the far stride ends) are
+ * enough to tell. */
+static bool raid10_inverse_exact(const struct raid_geometry *geo, const struct raid10_geo *r10)
+{
+	uint64_t chunks = geo->array_bytes / geo->chunk_bytes;
+	uint64_t span = 64u * (uint64_t)geo->raid_disks * (uint64_t)r10->far_copies *
+	                (uint64_t)r10->near_copies;
+
+	for (uint64_t c = 0; c < chunks; c++) {
+		if (c == span && chunks > 2 * span)
+			c = chunks - span;
+		struct raid_extent ext;
+		uint64_t at = c * geo->chunk_bytes, off;
+		raid10_map(geo, r10, at, &ext);
+		for (int i = 0; i < ext.nr_copies; i++)
+			if (!raid10_member_to_volume(geo, r10, ext.copies[i].role,
+			                             ext.copies[i].member_off_bytes, &off) ||
+			    off != at)
+				return false;
+	}
+	return true;
+}
+
+static bool raid10_can_recover(const struct raid_array *a)
+{
+	const struct raid10_geo *r10 = a->level_priv;
+	return r10->inverse_exact;
+}
+
 const struct raid_level_ops raid_level_raid10 = {
 	.name = "raid10",
 	.level = 10,
@@ -273,5 +311,6 @@ const struct raid_level_ops raid_level_raid10 = {
 	.recover_unit = extent_io_recover_unit,
 	.recover_units = extent_io_recover_units,
 	.member_to_volume = raid10_member_to_volume,
+	.can_recover = raid10_can_recover,
 	.resync = extent_io_resync,
 };

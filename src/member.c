@@ -22,6 +22,7 @@
 
 #include "errmsg.h"
 #include "member.h"
+#include "member_badblocks.h"
 #include "member_fault.h"
 
 /* Whether path is dir or below it, as spelled. */
@@ -159,6 +160,7 @@ void member_close(struct member *m)
 	m->abs_path = NULL;
 	free(m->fault);
 	m->fault = NULL;
+	member_badblocks_free(m);
 }
 
 int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes)
@@ -248,6 +250,8 @@ int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint6
 int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes)
 {
 	int rc = m->fault ? member_fault_before(m, false, data_off_bytes, len_bytes) : 0;
+	if (rc == 0 && member_badblocks_hit(m, data_off_bytes, len_bytes))
+		rc = -EIO;
 	if (rc < 0) {
 		atomic_fetch_add(&m->read_errors, 1);
 		return rc;
@@ -265,7 +269,10 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 		atomic_fetch_add(&m->write_errors, 1);
 		return rc;
 	}
-	return member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+	rc = member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+	if (rc == 0)
+		member_badblocks_written(m, data_off_bytes, len_bytes);
+	return rc;
 }
 
 int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_t data_off_bytes)
@@ -286,7 +293,10 @@ int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_
 	}
 	/* The caller's vector stays as it was: short writes consume a copy. */
 	memcpy(left, iov, (size_t)nr_iov * sizeof(*iov));
-	return member_pwritev_all(m, left, nr_iov, m->data_offset_bytes + data_off_bytes, 0);
+	rc = member_pwritev_all(m, left, nr_iov, m->data_offset_bytes + data_off_bytes, 0);
+	if (rc == 0)
+		member_badblocks_written(m, data_off_bytes, len_bytes);
+	return rc;
 }
 
 /* Set once a kernel or file system has refused RWF_DSYNC. */
@@ -380,7 +390,7 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		                   (unsigned long long)m->sb.data_size,
 		                   (unsigned long long)m->file_bytes);
 	m->data_offset_bytes = m->sb.data_offset * 512u;
-	return 0;
+	return member_badblocks_load(m, err, errlen);
 }
 
 int member_super_store(struct member *m)

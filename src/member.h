@@ -42,6 +42,8 @@ struct member {
 	uint64_t data_offset_bytes;  /* sb.data_offset in bytes */
 
 	struct member_fault *fault;  /* injected faults (drills), or NULL */
+	struct member_badblocks *badblocks; /* md's bad block log, or NULL */
+	atomic_size_t nr_badblocks;  /* ranges still bad (reads check it first) */
 
 	atomic_uint_fast64_t bytes_read;
 	atomic_uint_fast64_t bytes_written;
@@ -82,7 +84,9 @@ int member_super_load(struct member *m, char *err, size_t errlen);
 int member_super_store(struct member *m);
 
 /* Whole-buffer I/O at a byte offset relative to the data area (data_offset).
- * Short transfers are retried; returns 0 or a negative errno. */
+ * Short transfers are retried; returns 0 or a negative errno. A read that
+ * touches a range of md's bad block log fails with -EIO without reading
+ * (member_badblocks.h). */
 int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes);
 int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes);
 /* member_write of the buffers of iov[0..nr_iov) (at most

@@ -146,6 +146,46 @@ rf_umount "$d10/mnt"
 	fail "raid10 f2: copies differ after a resumed rebuild"
 log "ok: raid10 f2 killed during a rebuild at sector $offset resumed and completed"
 
+# A replace whose role has no other copy present (RAID10 n2, the partner
+# failed and removed) copies from the member being replaced, as md does.
+d10=raid10
+rf_mount "$d10/m0" "$d10/new1" "$d10/m2" "$d10/m3" "$d10/mnt"
+"$RAIDFUSE" fail "$d10/mnt" "$d10/new1" && "$RAIDFUSE" remove "$d10/mnt" "$d10/new1" ||
+	fail "raid10: fail new1"
+truncate -s 48M "$d10/copy0"
+"$RAIDFUSE" replace "$d10/mnt" "$d10/m0" "$d10/copy0" || fail "raid10: replace m0 with its partner gone"
+wait_idle "$d10/mnt"
+grep -q "copy0 replaced .*m0, which is now faulty" "$d10/mnt/.raidfuse/log" ||
+	fail "raid10: the replace did not finish: $(cat "$d10/mnt/.raidfuse/log")"
+"$RAIDFUSE" remove "$d10/mnt" "$d10/m0" || fail "raid10: remove the replaced m0"
+volume_has_ref "$d10/mnt" || fail "raid10: data wrong after a replace with the partner gone"
+truncate -s 48M "$d10/new1c"
+"$RAIDFUSE" add "$d10/mnt" "$d10/new1c" || fail "raid10: add new1c"
+wait_idle "$d10/mnt"
+rf_umount "$d10/mnt"
+"$RAIDFUSE" verify "$d10/copy0" "$d10/new1c" "$d10/m2" "$d10/m3" | grep -q "mismatch_cnt: 0" ||
+	fail "raid10: copies differ after the replace and rebuild"
+log "ok: raid10: a replace with the partner copy gone read the member being replaced"
+
+# Layouts md's own member-to-volume mapping does not cover (version-1
+# offset layouts with far sets smaller than the copies): no online rebuild,
+# and the array keeps serving degraded.
+dx=raid10x
+mkdir -p "$dx"
+mx=()
+for i in 0 1 2 3 4 5 6 7; do mx+=("$dx/m$i"); done
+"$RAIDFUSE" create --level 10 --raid-devices 8 --chunk 64K --size 16M --layout $((0x30401)) \
+	"${mx[@]}" >/dev/null || fail "raid10 0x30401: create"
+rf_mount "${mx[@]}" "$dx/mnt"
+head -c 4M ref | dd of="$dx/mnt/volume.img" conv=notrunc,fsync status=none
+"$RAIDFUSE" fail "$dx/mnt" "$dx/m0" && "$RAIDFUSE" remove "$dx/mnt" "$dx/m0" || fail "0x30401: fail m0"
+truncate -s 16M "$dx/new0"
+"$RAIDFUSE" add "$dx/mnt" "$dx/new0" 2>add10.err && fail "0x30401: an online rebuild was offered"
+grep -q "not supported" add10.err || fail "0x30401: the refusal does not say why: $(cat add10.err)"
+cmp <(head -c 4M "$dx/mnt/volume.img") <(head -c 4M ref) || fail "0x30401: degraded data wrong"
+rf_umount "$dx/mnt"
+log "ok: raid10 layout 0x30401: online rebuild refused, the array serves degraded"
+
 # A spare takes over when a member fails.
 rf_mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt"
 truncate -s 48M "$dir/spare"

@@ -94,38 +94,45 @@ rebuild_killed() {
 	fusermount3 -u -z "$mnt"
 }
 
+# resume_after_kill TAG [MOUNT OPTION...] -- MEMBER... MNT: mount again
+# after rebuild_killed; the rebuild must resume from its checkpoint and
+# end with the data and the redundancy intact.
+resume_after_kill() {
+	local tag=$1 opts=() members mnt
+	shift
+	while [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	mnt=${*: -1}
+	members=("${@:1:$#-1}")
+	"$RAIDFUSE" mount "${opts[@]}" "${members[@]}" "$mnt" 2>resume.err ||
+		fail "$tag: mount ${opts[*]} after the kill: $(cat resume.err)"
+	track_mount "$mnt"
+	grep -q "recovery onto it stopped at [1-9][0-9]* MiB; it resumes" resume.err ||
+		fail "$tag: the rebuild did not resume from its checkpoint: $(cat resume.err)"
+	wait_idle "$mnt"
+	volume_has_ref "$mnt" || fail "$tag: data wrong after a resumed rebuild"
+	rf_umount "$mnt"
+	"$RAIDFUSE" verify "${members[@]}" | grep -q "mismatch_cnt: 0" ||
+		fail "$tag: redundancy inconsistent after a resumed rebuild"
+}
+
 dir=raid5
 rebuild_killed "$dir/mnt" "$dir/m2" "$dir/new2" "$dir/m0" "$dir/new1" "$dir/m2" "$dir/m3"
 offset=$(mdadm --examine "$dir/new2" | sed -n 's/^ *Recovery Offset : \([0-9]*\) sectors.*/\1/p')
 [ -n "$offset" ] && [ "$offset" -gt 0 ] || fail "no recovery_offset checkpoint in new2 (got '$offset')"
 "$RAIDFUSE" mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt" 2>/dev/null &&
 	fail "a dirty array with a member still rebuilding started without --force"
-"$RAIDFUSE" mount --force "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt" 2>resume.err ||
-	fail "remount --force: $(cat resume.err)"
-track_mount "$dir/mnt"
-grep -q "recovery onto it stopped at [1-9][0-9]* MiB; it resumes" resume.err ||
-	fail "the rebuild did not resume from its checkpoint: $(cat resume.err)"
-wait_idle "$dir/mnt"
-volume_has_ref "$dir/mnt" || fail "data wrong after a resumed rebuild"
-rf_umount "$dir/mnt"
-"$RAIDFUSE" verify "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" | grep -q "mismatch_cnt: 0" ||
-	fail "parity inconsistent after a resumed rebuild"
+resume_after_kill raid5 --force -- "$dir/m0" "$dir/new1" "$dir/new2" "$dir/m3" "$dir/mnt"
 log "ok: a rebuild killed at sector $offset resumed after remount and completed"
 
 # RAID1 has no parity, so no write hole: killed during a rebuild, it starts
 # again without --force (as md does) and the rebuild resumes.
 d1=raid1
 rebuild_killed "$d1/mnt" "$d1/new1" "$d1/new1b" "$d1/m0" "$d1/new1"
-"$RAIDFUSE" mount "$d1/m0" "$d1/new1b" "$d1/mnt" 2>resume1.err ||
-	fail "raid1 killed during a rebuild did not start without --force: $(cat resume1.err)"
-track_mount "$d1/mnt"
-grep -q "recovery onto it stopped at [1-9][0-9]* MiB; it resumes" resume1.err ||
-	fail "raid1: the rebuild did not resume from its checkpoint: $(cat resume1.err)"
-wait_idle "$d1/mnt"
-volume_has_ref "$d1/mnt" || fail "raid1: data wrong after a resumed rebuild"
-rf_umount "$d1/mnt"
-"$RAIDFUSE" verify "$d1/m0" "$d1/new1b" | grep -q "mismatch_cnt: 0" ||
-	fail "raid1: copies differ after a resumed rebuild"
+resume_after_kill raid1 -- "$d1/m0" "$d1/new1b" "$d1/mnt"
 log "ok: raid1 killed during a rebuild restarts without --force and completes"
 
 # RAID10 with far copies likewise, its checkpoint a member offset (md's
@@ -134,16 +141,7 @@ d10=raid10f2
 rebuild_killed "$d10/mnt" "$d10/new1" "$d10/new1b" "$d10/m0" "$d10/new1" "$d10/m2" "$d10/m3"
 offset=$(mdadm --examine "$d10/new1b" | sed -n 's/^ *Recovery Offset : \([0-9]*\) sectors.*/\1/p')
 [ -n "$offset" ] && [ "$offset" -gt 0 ] || fail "raid10 f2: no recovery_offset checkpoint (got '$offset')"
-"$RAIDFUSE" mount "$d10/m0" "$d10/new1b" "$d10/m2" "$d10/m3" "$d10/mnt" 2>resume10.err ||
-	fail "raid10 f2 killed during a rebuild did not start: $(cat resume10.err)"
-track_mount "$d10/mnt"
-grep -q "recovery onto it stopped at [1-9][0-9]* MiB; it resumes" resume10.err ||
-	fail "raid10 f2: the rebuild did not resume from its checkpoint: $(cat resume10.err)"
-wait_idle "$d10/mnt"
-volume_has_ref "$d10/mnt" || fail "raid10 f2: data wrong after a resumed rebuild"
-rf_umount "$d10/mnt"
-"$RAIDFUSE" verify "$d10/m0" "$d10/new1b" "$d10/m2" "$d10/m3" | grep -q "mismatch_cnt: 0" ||
-	fail "raid10 f2: copies differ after a resumed rebuild"
+resume_after_kill "raid10 f2" -- "$d10/m0" "$d10/new1b" "$d10/m2" "$d10/m3" "$d10/mnt"
 log "ok: raid10 f2 killed during a rebuild at sector $offset resumed and completed"
 
 # A replace whose role has no other copy present (RAID10 n2, the partner

@@ -21,6 +21,7 @@
 
 #include "array.h"
 #include "bitmap.h"
+#include "member_badblocks.h"
 #include "errmsg.h"
 #include "textbuf.h"
 #include "io_pool.h"
@@ -206,6 +207,11 @@ bool array_member_error(struct raid_array *a, int role, struct member *erred, in
 	if (!m || m != erred) {
 		pthread_mutex_unlock(&a->state_lock);
 		return true;
+	}
+	/* Sectors md logged as bad: stale bytes, not a failing member. */
+	if (err == -ENODATA && !is_write) {
+		pthread_mutex_unlock(&a->state_lock);
+		return false;
 	}
 	for (int r = 0; r < a->geo.raid_disks; r++)
 		missing[r] = !a->slot[r] || r == role;
@@ -488,6 +494,15 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		                   "that array is no longer wanted",
 		                   path, name[0] ? name : "no name");
 	}
+	uint64_t bad_bytes;
+	if (has_super && member_badblocks_count(m, &bad_bytes)) {
+		member_close(m);
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s has %" PRIu64 " sectors in md's bad block log, which raidfuse "
+		                   "does not keep up to date: wipe it (raidfuse create --force) to "
+		                   "add it as a new member",
+		                   path, bad_bytes / SECTOR_BYTES);
+	}
 	if (has_super) {
 		uint16_t old_role = md_super_role(&m->sb);
 		/* It left while the bitmap kept every region written since: it
@@ -510,20 +525,13 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		member_close(m);
 		return errmsg_fail(-ENOSPC, err, errlen, "no free device number in the superblock");
 	}
-	struct md_super own = m->sb;
 	m->sb = model->sb;
 	m->sb.dev_number = next_dev;
 	m->sb.data_size = m->file_bytes / SECTOR_BYTES - m->sb.data_offset;
 	m->sb.recovery_offset = MD_RESYNC_NONE;
+	/* A bad block log describes its own member's sectors (and members
+	 * with one are refused above): the new member has none. */
 	m->sb.feature_map &= ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_BAD_BLOCKS);
-	/* A bad block log describes its own member's sectors: a re-added
-	 * member keeps its own, a new one has none. */
-	if (m->badblocks) {
-		m->sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
-		m->sb.bblog_offset = own.bblog_offset;
-		m->sb.bblog_size = own.bblog_size;
-		m->sb.bblog_shift = own.bblog_shift;
-	}
 	m->data_offset_bytes = model->data_offset_bytes;
 	if (getrandom(m->sb.device_uuid, sizeof(m->sb.device_uuid), 0) != sizeof(m->sb.device_uuid)) {
 		member_close(m);
@@ -709,6 +717,21 @@ static int assemble_open_members(struct raid_array *a, const char *const *paths,
 		int rc = member_super_load(&a->members[i], err, errlen);
 		if (rc < 0)
 			return rc;
+	}
+	/* md rewrites logged sectors and updates its log as writes land;
+	 * raidfuse reads around them but does not keep the log, so a write
+	 * there would be forgotten at the next assembly. */
+	for (int i = 0; i < nr_paths && !read_only; i++) {
+		uint64_t bad_bytes;
+		size_t ranges = member_badblocks_count(&a->members[i], &bad_bytes);
+		if (ranges)
+			return errmsg_fail(-EROFS, err, errlen,
+			                   "%s: md's bad block log marks %zu range(s), %" PRIu64
+			                   " sectors, whose bytes are stale; raidfuse serves such "
+			                   "arrays read-only (mount --readonly), answering those sectors "
+			                   "from redundancy. md (mdadm --assemble) mounts it read-write "
+			                   "and clears the log as it rewrites them",
+			                   a->members[i].path, ranges, bad_bytes / SECTOR_BYTES);
 	}
 	return 0;
 }
@@ -1092,7 +1115,17 @@ int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	if (len == 0)
 		return 0;
 	int rc = array_workers_start(a);
-	return rc < 0 ? rc : a->ops->read(a, buf, len, off);
+	if (rc == 0)
+		rc = a->ops->read(a, buf, len, off);
+	/* Sectors in md's bad block log that nothing else holds: to the
+	 * reader, as to md's, an I/O error. */
+	if (rc == -ENODATA) {
+		array_logf(a, "read of %zu bytes at %" PRIu64 " failed: sectors in md's bad block "
+		           "log that no other member holds",
+		           len, off);
+		rc = -EIO;
+	}
+	return rc;
 }
 
 int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)

@@ -40,16 +40,15 @@ int cmd_verify(int argc, char **argv)
 		return CLI_EXIT_ERROR;
 	}
 	/* Logged bad sectors hold no data: comparing them would report
-	 * mismatches that are not there, and the rows cannot be rewritten
-	 * read-only. A mounted array reads them from redundancy. */
+	 * mismatches that are not there. */
 	for (int i = 0; i < a->nr_members; i++) {
 		uint64_t bad_bytes;
 		size_t ranges = member_badblocks_count(&a->members[i], &bad_bytes);
 		if (ranges) {
 			cli_error("verify", "%s: md's bad block log marks %zu range(s), %" PRIu64
-			          " sectors, which hold no data and cannot be compared offline; "
-			          "mount the array and run raidfuse check, which reads them from "
-			          "redundancy",
+			          " sectors, which hold no data to compare: check the array under "
+			          "md (echo check > /sys/block/mdN/md/sync_action), which keeps "
+			          "that log",
 			          a->members[i].path, ranges, bad_bytes / 512);
 			array_stop(a);
 			return CLI_EXIT_ERROR;

@@ -32,8 +32,8 @@ static uint64_t extent_sync_off(const struct raid_array *a, uint64_t off,
 static void extent_fix_read_error(struct raid_array *a, int role, struct member *m,
                                   const char *good, size_t len, uint64_t at, uint64_t sync_off)
 {
-	if (a->slot[role] != m)
-		return; /* failed out or replaced meanwhile */
+	if (a->slot[role] != m || a->read_only)
+		return; /* failed out or replaced meanwhile; or not ours to write */
 	int wrc = bitmap_start_write(a, sync_off, len);
 	if (wrc == 0)
 		wrc = member_write(m, good, len, at);
@@ -88,8 +88,9 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 {
 	while (len > 0) {
 		struct raid_extent ext;
-		int rc = -EIO, bad[RAID_MAX_COPIES], nr_bad = 0, good_c = -1;
+		int rc = -EIO, bad[RAID_MAX_COPIES], bad_rc[RAID_MAX_COPIES], nr_bad = 0, good_c = -1;
 		struct member *bad_member[RAID_MAX_COPIES];
+		bool logged = false;
 
 		a->ops->map(&a->geo, a->level_priv, off, &ext);
 		size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
@@ -102,15 +103,28 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 				good_c = c;
 				break;
 			}
+			logged |= rc == -ENODATA;
 			bad_member[nr_bad] = m;
+			bad_rc[nr_bad] = rc;
 			bad[nr_bad++] = c;
 		}
-		if (rc == 0 && nr_bad)
+		if (rc < 0 && logged && piece > SECTOR_BYTES) {
+			/* Logged bad sectors on every copy, maybe not the same
+			 * ones: each half may still be whole somewhere. */
+			size_t half = piece > 2 * SECTOR_BYTES ? (piece / 2) & ~(size_t)(SECTOR_BYTES - 1)
+			                                       : piece / 2;
+			rc = extent_read_piece(a, dst, half, off, region_held);
+			if (rc == 0)
+				rc = extent_read_piece(a, dst + half, piece - half, off + half, region_held);
+		} else if (rc == 0 && nr_bad) {
 			extent_mend_copies(a, &ext, good_c, bad, bad_member, nr_bad, dst, piece, off,
 			                   region_held);
-		for (int i = 0; rc < 0 && i < nr_bad; i++)
-			if (a->slot[ext.copies[bad[i]].role] == bad_member[i])
-				array_member_error(a, ext.copies[bad[i]].role, bad_member[i], -EIO, false);
+		} else {
+			for (int i = 0; rc < 0 && i < nr_bad; i++)
+				if (a->slot[ext.copies[bad[i]].role] == bad_member[i])
+					array_member_error(a, ext.copies[bad[i]].role, bad_member[i],
+					                   bad_rc[i], false);
+		}
 		if (rc < 0)
 			return rc;
 		dst += piece;

@@ -249,9 +249,9 @@ int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint6
 
 int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes)
 {
+	if (member_badblocks_hit(m, data_off_bytes, len_bytes))
+		return -ENODATA; /* not the device's fault: not counted */
 	int rc = m->fault ? member_fault_before(m, false, data_off_bytes, len_bytes) : 0;
-	if (rc == 0 && member_badblocks_hit(m, data_off_bytes, len_bytes))
-		rc = -EIO;
 	if (rc < 0) {
 		atomic_fetch_add(&m->read_errors, 1);
 		return rc;
@@ -269,10 +269,7 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 		atomic_fetch_add(&m->write_errors, 1);
 		return rc;
 	}
-	rc = member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
-	if (rc == 0)
-		member_badblocks_written(m, data_off_bytes, len_bytes);
-	return rc;
+	return member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
 }
 
 int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_t data_off_bytes)
@@ -293,10 +290,7 @@ int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_
 	}
 	/* The caller's vector stays as it was: short writes consume a copy. */
 	memcpy(left, iov, (size_t)nr_iov * sizeof(*iov));
-	rc = member_pwritev_all(m, left, nr_iov, m->data_offset_bytes + data_off_bytes, 0);
-	if (rc == 0)
-		member_badblocks_written(m, data_off_bytes, len_bytes);
-	return rc;
+	return member_pwritev_all(m, left, nr_iov, m->data_offset_bytes + data_off_bytes, 0);
 }
 
 /* Set once a kernel or file system has refused RWF_DSYNC. */

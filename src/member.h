@@ -43,7 +43,6 @@ struct member {
 
 	struct member_fault *fault;  /* injected faults (drills), or NULL */
 	struct member_badblocks *badblocks; /* md's bad block log, or NULL */
-	atomic_size_t nr_badblocks;  /* ranges still bad (reads check it first) */
 
 	atomic_uint_fast64_t bytes_read;
 	atomic_uint_fast64_t bytes_written;
@@ -85,8 +84,8 @@ int member_super_store(struct member *m);
 
 /* Whole-buffer I/O at a byte offset relative to the data area (data_offset).
  * Short transfers are retried; returns 0 or a negative errno. A read that
- * touches a range of md's bad block log fails with -EIO without reading
- * (member_badblocks.h). */
+ * touches a range of md's bad block log fails with -ENODATA without
+ * reading (member_badblocks.h): stale bytes, not a failing device. */
 int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off_bytes);
 int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes);
 /* member_write of the buffers of iov[0..nr_iov) (at most

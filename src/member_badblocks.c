@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +11,11 @@
 #include "member_badblocks.h"
 
 struct bad_range {
-	uint64_t lo, hi; /* data-area bytes; lo == hi: forgotten */
+	uint64_t lo, hi; /* data-area bytes */
 };
 
+/* Fixed once loaded: lookups need no lock. */
 struct member_badblocks {
-	pthread_mutex_t lock;
 	size_t nr;
 	struct bad_range ranges[];
 };
@@ -57,13 +56,23 @@ int member_badblocks_load(struct member *m, char *err, size_t errlen)
 	struct member_badblocks *b = calloc(1, sizeof(*b) + max_entries * sizeof(b->ranges[0]));
 	if (!b)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
-	pthread_mutex_init(&b->lock, NULL);
 	for (size_t i = 0; i < max_entries; i++) {
 		uint64_t entry = get_le64(raw + 8 * i);
 		if (entry == UINT64_MAX)
 			break;
-		uint64_t sector = (entry >> 10) << sb->bblog_shift;
-		uint64_t count = (entry & 0x3ff) << sb->bblog_shift;
+		/* Checked before shifting: a corrupt entry must not wrap. */
+		uint64_t file_sectors = m->file_bytes / 512u;
+		uint64_t sector_units = entry >> 10, count_units = entry & 0x3ff;
+		if (sector_units > (file_sectors >> sb->bblog_shift) ||
+		    count_units > (file_sectors >> sb->bblog_shift)) {
+			free(b);
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "%s: bad block log entry %zu (0x%016" PRIx64 ") lies past "
+			                   "the member's end: the log is corrupt",
+			                   m->path, i, entry);
+		}
+		uint64_t sector = sector_units << sb->bblog_shift;
+		uint64_t count = count_units << sb->bblog_shift;
 		/* Absolute on the device: what lies before the data area is
 		 * metadata, which raidfuse reads with its own checks. */
 		uint64_t lo = sector, hi = sector + count;
@@ -76,7 +85,6 @@ int member_badblocks_load(struct member *m, char *err, size_t errlen)
 		b->nr++;
 	}
 	m->badblocks = b;
-	atomic_store(&m->nr_badblocks, b->nr);
 	return 0;
 }
 
@@ -84,11 +92,7 @@ void member_badblocks_free(struct member *m)
 {
 	struct member_badblocks *b = m->badblocks;
 
-	atomic_store(&m->nr_badblocks, 0);
 	m->badblocks = NULL;
-	if (!b)
-		return;
-	pthread_mutex_destroy(&b->lock);
 	free(b);
 }
 
@@ -100,13 +104,8 @@ size_t member_badblocks_count(struct member *m, uint64_t *bytes)
 	*bytes = 0;
 	if (!b)
 		return 0;
-	pthread_mutex_lock(&b->lock);
-	for (size_t i = 0; i < b->nr; i++)
-		if (b->ranges[i].hi > b->ranges[i].lo) {
-			n++;
-			*bytes += b->ranges[i].hi - b->ranges[i].lo;
-		}
-	pthread_mutex_unlock(&b->lock);
+	for (size_t i = 0; i < b->nr; i++, n++)
+		*bytes += b->ranges[i].hi - b->ranges[i].lo;
 	return n;
 }
 
@@ -115,37 +114,9 @@ bool member_badblocks_hit(struct member *m, uint64_t data_off, uint64_t len)
 	struct member_badblocks *b = m->badblocks;
 	bool hit = false;
 
-	if (atomic_load_explicit(&m->nr_badblocks, memory_order_relaxed) == 0 || !b)
+	if (!b)
 		return false;
-	pthread_mutex_lock(&b->lock);
 	for (size_t i = 0; i < b->nr && !hit; i++)
 		hit = b->ranges[i].lo < data_off + len && data_off < b->ranges[i].hi;
-	pthread_mutex_unlock(&b->lock);
 	return hit;
-}
-
-void member_badblocks_written(struct member *m, uint64_t data_off, uint64_t len)
-{
-	struct member_badblocks *b = m->badblocks;
-
-	if (atomic_load_explicit(&m->nr_badblocks, memory_order_relaxed) == 0 || !b)
-		return;
-	pthread_mutex_lock(&b->lock);
-	for (size_t i = 0; i < b->nr; i++) {
-		struct bad_range *r = &b->ranges[i];
-		uint64_t end = data_off + len;
-		if (r->hi <= r->lo || end <= r->lo || r->hi <= data_off)
-			continue;
-		if (data_off <= r->lo && r->hi <= end) {
-			r->lo = r->hi;
-			atomic_fetch_sub(&m->nr_badblocks, 1);
-		} else if (data_off <= r->lo) {
-			r->lo = end;          /* the head rewritten */
-		} else if (r->hi <= end) {
-			r->hi = data_off;     /* the tail */
-		}
-		/* A write inside the range leaves it whole: still avoided, and
-		 * answered from redundancy, which holds the same bytes. */
-	}
-	pthread_mutex_unlock(&b->lock);
 }

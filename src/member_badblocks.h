@@ -1,12 +1,11 @@
 /* member_badblocks.h - md's bad block log of a member (md's "bbl"): the
  * sectors where md saw a write fail without failing the member. They hold
  * whatever was there before, not the array's data, so md never reads them
- * and neither does raidfuse: a read that touches one fails as a read error
- * would, and the array answers it from redundancy (and rewrites the range,
- * as after any read error). A range written whole afterwards holds good
- * data again and is forgotten for the rest of the mount; the log on disk
- * is left as md wrote it, so md keeps avoiding those sectors too, which
- * costs nothing since they are kept consistent with the rest.
+ * and neither does raidfuse: a read that touches one fails with -ENODATA
+ * (member_read), which the array answers from redundancy without holding
+ * it against the member. md rewrites such sectors and updates the log as
+ * it goes; raidfuse does not yet keep the log up to date, so it serves
+ * arrays whose members log bad blocks read-only (array.c).
  *
  * On disk (md super_1_load): bblog_size sectors at bblog_offset sectors
  * from the superblock, little-endian 64-bit entries, sector << 10 | count,
@@ -35,8 +34,5 @@ size_t member_badblocks_count(struct member *m, uint64_t *bytes);
 /* Whether [data_off, data_off + len) touches a bad range. Free when the
  * member has none. */
 bool member_badblocks_hit(struct member *m, uint64_t data_off, uint64_t len);
-
-/* [data_off, data_off + len) was written: forget the ranges inside it. */
-void member_badblocks_written(struct member *m, uint64_t data_off, uint64_t len);
 
 #endif

@@ -364,7 +364,7 @@ static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, ui
 	for (int i = 0; i < nr_lost; i++) {
 		int role = v.role[lost[i]];
 		struct member *m = role_suspect(role) ? a->slot[role] : NULL;
-		if (!m)
+		if (!m || a->read_only)
 			continue;
 		int wrc = member_write(m, v.by_slot[lost[i]], len,
 		                       r->lay.member_off_bytes + (uint64_t)c0 * COLUMN);
@@ -388,6 +388,19 @@ static int band_load_retry(struct raid_array *a, struct stripe_row *r, uint32_t 
 	do
 		rc = band_load(a, r, c0, c1, want_k, want_all);
 	while (rc == -EAGAIN);
+	/* Sectors in md's bad block log on more members than parity can
+	 * cover in this band, maybe not in the same columns: column by
+	 * column, each may still be rebuilt from what is left. (Logs make
+	 * an array read-only, so no write plan depends on the suspects.) */
+	if (rc == -ENODATA && c1 - c0 > 1) {
+		rc = 0;
+		for (uint32_t c = c0; c < c1 && rc == 0; c++) {
+			suspects_clear();
+			do
+				rc = band_load(a, r, c, c + 1, want_k, want_all);
+			while (rc == -EAGAIN);
+		}
+	}
 	return rc;
 }
 

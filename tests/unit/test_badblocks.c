@@ -1,9 +1,10 @@
 /* test_badblocks.c - member_badblocks.c: md's bad block log read from a
- * member file (entries as md's super_1_sync writes them), looked up, and
- * forgotten or trimmed as writes cover it; member_read refuses logged
- * sectors, member_write forgets what it covers.
+ * member file (entries as md's super_1_sync writes them) and looked up;
+ * member_read refuses logged sectors with -ENODATA; logs md would not read,
+ * or whose entries lie past the member, are refused.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,9 @@ static void put_le64(uint8_t *p, uint64_t v)
 /* A member file whose log (at sector 8 + 8) holds the given entries,
  * absolute sectors and counts in units of 2^shift sectors, and whose
  * superblock fields say so (set in memory: the loader reads only the log). */
-static void member_with_log(const uint64_t (*entries)[2], int nr, unsigned shift, bool feature)
+static int member_with_log_rc(const uint64_t (*entries)[2], int nr, unsigned shift, bool feature,
+                              char *err, size_t errlen)
 {
-	char err[256];
 	uint8_t log[4096];
 
 	snprintf(member_path, sizeof(member_path), "/tmp/rf-badblocks.XXXXXX");
@@ -46,7 +47,7 @@ static void member_with_log(const uint64_t (*entries)[2], int nr, unsigned shift
 		put_le64(log + 8 * i, entries[i][0] << 10 | entries[i][1]);
 	cr_assert_eq(pwrite(fd, log, sizeof(log), (8 + LOG_OFFSET_SECTORS) * 512), (ssize_t)sizeof(log));
 	close(fd);
-	cr_assert_eq(member_open(&member, member_path, false, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(member_open(&member, member_path, false, err, errlen), 0, "%s", err);
 	member.sb.feature_map = feature ? MD_FEATURE_BAD_BLOCKS : 0;
 	member.sb.super_offset = 8;
 	member.sb.data_offset = DATA_OFFSET_SECTORS;
@@ -54,7 +55,14 @@ static void member_with_log(const uint64_t (*entries)[2], int nr, unsigned shift
 	member.sb.bblog_size = 8;
 	member.sb.bblog_shift = (uint8_t)shift;
 	member.data_offset_bytes = DATA_OFFSET_SECTORS * 512u;
-	cr_assert_eq(member_badblocks_load(&member, err, sizeof(err)), 0, "%s", err);
+	return member_badblocks_load(&member, err, errlen);
+}
+
+static void member_with_log(const uint64_t (*entries)[2], int nr, unsigned shift, bool feature)
+{
+	char err[256] = "";
+	cr_assert_eq(member_with_log_rc(entries, nr, shift, feature, err, sizeof(err)), 0, "%s",
+	             err);
 }
 
 static void member_teardown(void)
@@ -108,31 +116,29 @@ Test(badblocks, no_feature_bit_no_log)
 	cr_assert_not(member_badblocks_hit(&member, 100 * 512, 512));
 }
 
-Test(badblocks, reads_fail_writes_forget)
+Test(badblocks, reads_refused_with_enodata)
 {
-	static const uint64_t entries[][2] = {
-		{ DATA_OFFSET_SECTORS + 100, 16 }, { DATA_OFFSET_SECTORS + 200, 16 },
-		{ DATA_OFFSET_SECTORS + 300, 16 },
-	};
+	static const uint64_t entries[][2] = { { DATA_OFFSET_SECTORS + 100, 16 } };
 	uint8_t buf[16 * 512];
-	uint64_t bytes;
 
-	member_with_log(entries, 3, 0, true);
-	cr_assert_eq(member_read(&member, buf, 512, 107 * 512), -EIO, "a logged sector is not read");
+	member_with_log(entries, 1, 0, true);
+	cr_assert_eq(member_read(&member, buf, 512, 107 * 512), -ENODATA,
+	             "a logged sector is not read");
+	cr_assert_eq(member_read(&member, buf, 4096, 96 * 512), -ENODATA, "overlapping its start");
 	cr_assert_eq(member_read(&member, buf, 512, 99 * 512), 0);
-	/* Whole: forgotten, and read again. */
-	memset(buf, 0x5a, sizeof(buf));
-	cr_assert_eq(member_write(&member, buf, 16 * 512, 100 * 512), 0);
-	cr_assert_eq(member_read(&member, buf, 512, 107 * 512), 0);
-	/* Head of the second: trimmed to its last 8 sectors. */
-	cr_assert_eq(member_write(&member, buf, 8 * 512, 196 * 512), 0);
-	cr_assert_not(member_badblocks_hit(&member, 200 * 512, 4 * 512));
-	cr_assert(member_badblocks_hit(&member, 204 * 512, 512));
-	/* Inside the third: it stays whole. */
-	cr_assert_eq(member_write(&member, buf, 4 * 512, 304 * 512), 0);
-	cr_assert(member_badblocks_hit(&member, 305 * 512, 512));
-	cr_assert_eq(member_badblocks_count(&member, &bytes), 2);
-	cr_assert_eq(bytes, (12 + 16) * 512);
+	cr_assert_eq(member_read(&member, buf, 512, 116 * 512), 0);
+	cr_assert_eq(atomic_load(&member.read_errors), 0, "not counted as device errors");
+}
+
+Test(badblocks, entry_past_the_member_refused)
+{
+	/* With shift 20 a sector unit is 512 MiB: past this 4 MiB member,
+	 * and shifted unchecked it would wrap. */
+	static const uint64_t entries[][2] = { { (uint64_t)1 << 50, 8 } };
+	char err[256] = "";
+
+	cr_assert_eq(member_with_log_rc(entries, 1, 20, true, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "corrupt") != NULL, "message: %s", err);
 }
 
 Test(badblocks, bad_log_fields_refused)

@@ -495,7 +495,12 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		                   path, name[0] ? name : "no name");
 	}
 	uint64_t bad_bytes;
-	if (has_super && member_badblocks_count(m, &bad_bytes)) {
+	rc = has_super ? member_badblocks_load(m, err, errlen) : 0;
+	if (rc < 0) {
+		member_close(m);
+		return rc;
+	}
+	if (member_badblocks_count(m, &bad_bytes)) {
 		member_close(m);
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s has %" PRIu64 " sectors in md's bad block log, which raidfuse "
@@ -715,6 +720,8 @@ static int assemble_open_members(struct raid_array *a, const char *const *paths,
 	}
 	for (int i = 0; i < nr_paths; i++) {
 		int rc = member_super_load(&a->members[i], err, errlen);
+		if (rc == 0)
+			rc = member_badblocks_load(&a->members[i], err, errlen);
 		if (rc < 0)
 			return rc;
 	}

@@ -115,7 +115,8 @@ int cmd_examine(int argc, char **argv)
 		char err[512];
 
 		if (member_open(&m, argv[i], true, err, sizeof(err)) < 0 ||
-		    member_super_load(&m, err, sizeof(err)) < 0) {
+		    member_super_load(&m, err, sizeof(err)) < 0 ||
+		    member_badblocks_load(&m, err, sizeof(err)) < 0) {
 			cli_error("examine", "%s", err);
 			member_close(&m);
 			status = CLI_EXIT_ERROR;

@@ -108,11 +108,14 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 			bad_rc[nr_bad] = rc;
 			bad[nr_bad++] = c;
 		}
-		if (rc < 0 && logged && piece > SECTOR_BYTES) {
+		uint64_t mid = (off + piece / 2) / SECTOR_BYTES * SECTOR_BYTES;
+		if (mid <= off)
+			mid = (off / SECTOR_BYTES + 1) * SECTOR_BYTES;
+		if (rc < 0 && logged && mid < off + piece) {
 			/* Logged bad sectors on every copy, maybe not the same
-			 * ones: each half may still be whole somewhere. */
-			size_t half = piece > 2 * SECTOR_BYTES ? (piece / 2) & ~(size_t)(SECTOR_BYTES - 1)
-			                                       : piece / 2;
+			 * ones: split at a sector boundary (md picks a copy per
+			 * sector), each side may still be whole somewhere. */
+			size_t half = (size_t)(mid - off);
 			rc = extent_read_piece(a, dst, half, off, region_held);
 			if (rc == 0)
 				rc = extent_read_piece(a, dst + half, piece - half, off + half, region_held);

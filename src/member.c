@@ -173,7 +173,10 @@ int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off
 			if (errno == EINTR)
 				continue;
 			atomic_fetch_add(&m->read_errors, 1);
-			return -errno;
+			/* ENODATA stands for a range in md's bad block log
+			 * (member_read): the device's own (a medium error, a
+			 * member on a network file system) is an I/O error. */
+			return errno == ENODATA ? -EIO : -errno;
 		}
 		if (got == 0) {
 			/* Past the end of a member that shrank under us. */
@@ -384,7 +387,7 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		                   (unsigned long long)m->sb.data_size,
 		                   (unsigned long long)m->file_bytes);
 	m->data_offset_bytes = m->sb.data_offset * 512u;
-	return member_badblocks_load(m, err, errlen);
+	return 0;
 }
 
 int member_super_store(struct member *m)

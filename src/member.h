@@ -75,7 +75,9 @@ int member_claim(struct member *m, bool exclusive, char *err, size_t errlen);
 /* Read and decode the v1.2 superblock at 4 KiB into m->sb; sets
  * data_offset_bytes. Returns 0 or -errno with err naming the member and
  * the field that is wrong. Checks that the member is long enough for its
- * data area (data_offset + data_size). */
+ * data area (data_offset + data_size). md's bad block log is loaded
+ * apart (member_badblocks_load), so a corrupt log still leaves the
+ * superblock to say whose member this is. */
 int member_super_load(struct member *m, char *err, size_t errlen);
 
 /* Encode m->sb (with a fresh checksum) and write it at its super_offset.

@@ -122,7 +122,18 @@ for spec in "raid5-ls-64k 0:2048:8 1:2088:8 1:6145:1 3:3073:1" "raid1 0:2048:8 0
 	grep -q "md's bad block log marks .*mount --readonly" mount.err ||
 		fail "$name: the refusal does not explain itself: $(cat mount.err)"
 	mnt_ok "$name read-only" --readonly "${members[@]}"
-	got=$(sha256sum <"$MNT/volume.img" | cut -d' ' -f1)
+	cat "$MNT/volume.img" >vol.dump || fail "$name: read-only read"
+	got=$(sha256sum <vol.dump | cut -d' ' -f1)
+	# Reads that start or end inside a sector, across the logged ones.
+	python3 - "$MNT/volume.img" vol.dump <<'PY' || fail "$name: unaligned reads across logged sectors"
+import os, sys
+vol, dump = os.open(sys.argv[1], os.O_RDONLY), open(sys.argv[2], "rb").read()
+for off, n in [(2056 * 512 - 256, 512), (2056 * 512 - 100, 200), (2048 * 512 + 100, 3000),
+               (2088 * 512 - 700, 9000), (6145 * 512 + 1, 510)]:
+    got = os.pread(vol, n, off)
+    if got != dump[off:off + n]:
+        sys.exit("%d bytes at %d differ" % (n, off))
+PY
 	n=${#members[@]}
 	grep -q "\[$n/$n\]" "$MNT/.raidfuse/status" ||
 		fail "$name: a member was failed: $(cat "$MNT/.raidfuse/status")"

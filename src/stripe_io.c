@@ -142,6 +142,21 @@ int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool rep
 	rc = stripe_row_load_all(a, r);
 	if (rc == 0)
 		rc = stripe_row_check(a, r, &bad_columns);
+	if (rc == -EAGAIN && !a->read_only) {
+		/* A parity chunk failed to read (the data loaded): as md's sync
+		 * does after a read error, it is written anew from the data,
+		 * with nothing to compare in this row. If that write fails
+		 * too, the member is failed. */
+		bad_columns = 0;
+		rc = bitmap_start_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
+		if (rc == 0)
+			rc = stripe_row_write_parity(a, r);
+		bitmap_end_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
+		if (rc == 0)
+			array_logf(a, "read error on the parity of row %llu corrected: rewritten from "
+			           "the data",
+			           (unsigned long long)row);
+	}
 	if (rc == 0 && repair && bad_columns) {
 		/* A crash halfway through the new parity must leave the row
 		 * marked for the resync at the next start. */

@@ -11,7 +11,10 @@
 #    succeeds (the array is only degraded), and the rebuild goes on onto a
 #    waiting spare, which ends with parity consistent;
 #  * the write-intent bitmap failing to store on one member of a redundant
-#    array: that member is failed out and the write goes on.
+#    array: that member is failed out and the write goes on;
+#  * a read error on a parity chunk during check (RAID5 and RAID6): the
+#    check goes on, the parity is rewritten from the data, the member
+#    stays in.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd python3 mdadm
@@ -176,4 +179,29 @@ grep -q "fault injection on .*b1: clear$" mnt6/.raidfuse/log ||
 grep -q "MARKER" mnt6/.raidfuse/log && fail "volume data leaked into the log: $(tail -n 1 mnt6/.raidfuse/log)"
 rf_umount mnt6
 log "ok: a fault written without a newline is logged as written, nothing more"
+
+# 7. A parity chunk that fails to read during check. Row 16 (1 MiB into
+# each member) has a parity chunk on the last role in both arrays
+# (left-symmetric: RAID5's P, RAID6's Q).
+for spec in "5 4" "6 5"; do
+	read -r level n <<<"$spec"
+	ms=()
+	for ((i = 0; i < n; i++)); do ms+=("p$level-$i"); done
+	"$RAIDFUSE" create --level "$level" --raid-devices "$n" --chunk 64K --size 24M "${ms[@]}" \
+		>/dev/null || fail "raid$level: create"
+	rf_mount "${ms[@]}" mnt7
+	dd if=ref of=mnt7/volume.img bs=1M count=16 conv=notrunc,fsync status=none
+	last=$((n - 1))
+	echo "read-error range=1048576+65536" >"mnt7/.raidfuse/dev$last/fault"
+	"$RAIDFUSE" check mnt7 || fail "raid$level: check"
+	"$RAIDFUSE" wait mnt7 >wait7.out || fail "raid$level: check with a parity read error: $(cat wait7.out)"
+	grep -q "^done: mismatch_cnt 0" wait7.out || fail "raid$level: check: $(cat wait7.out)"
+	grep -q "read error on the parity of row 16 corrected" mnt7/.raidfuse/log ||
+		fail "raid$level: no parity rewrite in the log: $(tail -n 3 mnt7/.raidfuse/log)"
+	grep -q "\[$n/$n\]" mnt7/.raidfuse/status || fail "raid$level: a member was failed"
+	echo clear >"mnt7/.raidfuse/dev$last/fault"
+	rf_umount mnt7
+	"$RAIDFUSE" verify "${ms[@]}" | grep -q "mismatch_cnt: 0" || fail "raid$level: parity wrong afterwards"
+done
+log "ok: a parity read error during check: parity rewritten from the data, the check goes on, no member failed"
 log "PASS"

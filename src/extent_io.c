@@ -22,8 +22,14 @@
 /* Requests per parallel batch. */
 #define EXTENT_BATCH 64
 
+/* Where the extent ext at volume offset off lies in md's resync address
+ * space: the volume itself (raid10), or its copies' member offsets, the
+ * same for every copy where md keeps a bitmap by member offset (raid1). */
 static uint64_t extent_sync_off(const struct raid_array *a, uint64_t off,
-                                const struct raid_extent *ext);
+                                const struct raid_extent *ext)
+{
+	return a->ops->sync_by_array_bytes ? off : ext->copies[0].member_off_bytes;
+}
 
 /* Copy m of role failed to read at member offset at: write the good
  * bytes back (md's read-error handling); only if that write fails too is
@@ -189,15 +195,6 @@ int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	return extent_read(a, buf, len, off, false);
 }
 
-/* Where the extent ext at volume offset off lies in md's resync address
- * space: the volume itself (raid10), or its copies' member offsets, the
- * same for every copy where md keeps a bitmap by member offset (raid1). */
-static uint64_t extent_sync_off(const struct raid_array *a, uint64_t off,
-                                const struct raid_extent *ext)
-{
-	return a->ops->sync_by_array_bytes ? off : ext->copies[0].member_off_bytes;
-}
-
 /* Write [off, off + len) to every present copy, all pieces in parallel.
  * A member that fails is failed out while another copy of each piece
  * stays; otherwise the error is returned. */
@@ -324,14 +321,10 @@ int extent_io_resync(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi)
 	if (!buf)
 		return -ENOMEM;
 	for (uint64_t off = sync_lo; off < end && rc == 0;) {
-		struct raid_extent ext;
 		size_t len = end - off < step ? (size_t)(end - off) : step;
 		uint64_t region = off / EXTENT_LOCK_REGION_BYTES;
 		if (len > EXTENT_LOCK_REGION_BYTES - off % EXTENT_LOCK_REGION_BYTES)
 			len = EXTENT_LOCK_REGION_BYTES - off % EXTENT_LOCK_REGION_BYTES;
-		a->ops->map(&a->geo, a->level_priv, off, &ext);
-		if (len > ext.len_bytes)
-			len = (size_t)ext.len_bytes;
 		row_lock(&a->row_locks, region);
 		rc = extent_read(a, buf, len, off, true);
 		if (rc == 0)
@@ -475,8 +468,7 @@ static int extent_recover_extent(struct raid_array *a, uint64_t off,
 	uint64_t at = r->member_off;
 	if (at + len <= atomic_load(&a->rebuilt_bytes[r->role]))
 		return 0; /* rebuilt already (a resumed rebuild) */
-	uint64_t sync_off = a->ops->sync_by_array_bytes ? off : at;
-	if (!array_rebuild_needed(a, r->role, sync_off, len)) {
+	if (!array_rebuild_needed(a, r->role, extent_sync_off(a, off, ext), len)) {
 		array_recovery_advance(a, r->role, r->target, at + len);
 		return 0;
 	}

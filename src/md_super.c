@@ -384,3 +384,13 @@ void md_bitmap_super_encode(const struct md_bitmap_super *bsb, uint8_t raw[MD_BI
 	put_le32(raw + BM_NODES, bsb->nodes);
 	put_fixed_string(raw + BM_CLUSTER_NAME, bsb->cluster_name, BM_CLUSTER_NAME_LEN);
 }
+
+bool md_badblock_entry_decode(const uint8_t raw[8], uint64_t *sector_units, uint64_t *count_units)
+{
+	uint64_t entry = get_le64(raw);
+	if (entry == UINT64_MAX)
+		return false;
+	*sector_units = entry >> 10;
+	*count_units = entry & 0x3ff;
+	return true;
+}

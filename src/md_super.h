@@ -147,4 +147,9 @@ int md_bitmap_super_decode(const uint8_t *raw, size_t raw_len, struct md_bitmap_
 void md_bitmap_super_encode(const struct md_bitmap_super *bsb,
                             uint8_t raw[MD_BITMAP_SB_BYTES]);
 
+/* One 8-byte entry of md's bad block log (super_1_load): its sector and
+ * count in units of 2^bblog_shift sectors, absolute on the device; false
+ * for the all-ones entry that ends the list. */
+bool md_badblock_entry_decode(const uint8_t raw[8], uint64_t *sector_units, uint64_t *count_units);
+
 #endif

@@ -20,14 +20,6 @@ struct member_badblocks {
 	struct bad_range ranges[];
 };
 
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 int member_badblocks_load(struct member *m, char *err, size_t errlen)
 {
 	uint8_t raw[MEMBER_BADBLOCKS_MAX_SECTORS * 512];
@@ -56,20 +48,19 @@ int member_badblocks_load(struct member *m, char *err, size_t errlen)
 	struct member_badblocks *b = calloc(1, sizeof(*b) + max_entries * sizeof(b->ranges[0]));
 	if (!b)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
-	for (size_t i = 0; i < max_entries; i++) {
-		uint64_t entry = get_le64(raw + 8 * i);
-		if (entry == UINT64_MAX)
-			break;
+	uint64_t max_units = (m->file_bytes / 512u) >> sb->bblog_shift;
+	uint64_t sector_units, count_units;
+	for (size_t i = 0; i < max_entries &&
+	                   md_badblock_entry_decode(raw + 8 * i, &sector_units, &count_units);
+	     i++) {
 		/* Checked before shifting: a corrupt entry must not wrap. */
-		uint64_t file_sectors = m->file_bytes / 512u;
-		uint64_t sector_units = entry >> 10, count_units = entry & 0x3ff;
-		if (sector_units > (file_sectors >> sb->bblog_shift) ||
-		    count_units > (file_sectors >> sb->bblog_shift)) {
+		if (sector_units > max_units || count_units > max_units) {
 			free(b);
 			return errmsg_fail(-EINVAL, err, errlen,
-			                   "%s: bad block log entry %zu (0x%016" PRIx64 ") lies past "
-			                   "the member's end: the log is corrupt",
-			                   m->path, i, entry);
+			                   "%s: bad block log entry %zu (sector %" PRIu64 ", %" PRIu64
+			                   " units of 2^%u sectors) lies past the member's end: the "
+			                   "log is corrupt",
+			                   m->path, i, sector_units, count_units, sb->bblog_shift);
 		}
 		uint64_t sector = sector_units << sb->bblog_shift;
 		uint64_t count = count_units << sb->bblog_shift;

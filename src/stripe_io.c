@@ -142,28 +142,24 @@ int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool rep
 	rc = stripe_row_load_all(a, r);
 	if (rc == 0)
 		rc = stripe_row_check(a, r, &bad_columns);
-	if (rc == -EAGAIN && !a->read_only) {
-		/* A parity chunk failed to read (the data loaded): as md's sync
-		 * does after a read error, it is written anew from the data,
-		 * with nothing to compare in this row. If that write fails
-		 * too, the member is failed. */
-		bad_columns = 0;
-		rc = bitmap_start_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
-		if (rc == 0)
-			rc = stripe_row_write_parity(a, r);
-		bitmap_end_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
-		if (rc == 0)
-			array_logf(a, "read error on the parity of row %llu corrected: rewritten from "
-			           "the data",
-			           (unsigned long long)row);
-	}
-	if (rc == 0 && repair && bad_columns) {
+	/* A parity chunk that failed to read (the data loaded) is, as md's
+	 * sync does after a read error, written anew from the data, with
+	 * nothing to compare in this row; if that write fails too, the
+	 * member is failed. */
+	bool parity_unreadable = rc == -EAGAIN && !a->read_only;
+	if (parity_unreadable)
+		rc = 0;
+	if (rc == 0 && (parity_unreadable || (repair && bad_columns))) {
 		/* A crash halfway through the new parity must leave the row
 		 * marked for the resync at the next start. */
 		rc = bitmap_start_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
 		if (rc == 0)
 			rc = stripe_row_write_parity(a, r);
 		bitmap_end_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
+		if (rc == 0 && parity_unreadable)
+			array_logf(a, "read error on the parity of row %llu corrected: rewritten from "
+			           "the data",
+			           (unsigned long long)row);
 	}
 	stripe_cache_release(a, held);
 	*mismatch_sectors = bad_columns * (STRIPE_COLUMN_BYTES / SECTOR_BYTES);

@@ -20,6 +20,10 @@ struct fs_options {
 	bool direct_io;         /* bypass the kernel page cache for volume.img */
 	int max_threads;
 	const char *extra_opts; /* more -o options for the mount */
+	/* Called once mounted and detached, before serving (threads that
+	 * must outlive the daemon's fork start here). NULL: none. */
+	void (*on_serving)(void *ctx);
+	void *on_serving_ctx;
 };
 
 /* Whether libfuse takes these options (-o ones above all), checked before

@@ -108,6 +108,8 @@ int fs_run(struct raid_array *array, const struct fs_options *opts)
 	/* Threads started before the fork would be gone: start them now, and
 	 * resume or begin a rebuild if a spare waits. */
 	array_workers_start(array);
+	if (opts->on_serving)
+		opts->on_serving(opts->on_serving_ctx);
 	array_recovery_kick(array);
 	loop_cfg = fuse_loop_cfg_create();
 	if (!loop_cfg)

@@ -27,16 +27,12 @@
 #include "io_pool.h"
 #include "sync.h"
 
-void array_logf(struct raid_array *a, const char *fmt, ...)
+/* Into the ring (MOUNT/.raidfuse/log) and to the log callback. */
+static void array_log_line(struct raid_array *a, const char *msg)
 {
-	char msg[512];
-	va_list ap;
 	time_t now = time(NULL);
 	struct tm tm;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	gmtime_r(&now, &tm);
 	pthread_mutex_lock(&a->log_lock);
 	char *slot = a->log_ring[a->log_next++ % 64];
@@ -45,6 +41,31 @@ void array_logf(struct raid_array *a, const char *fmt, ...)
 	pthread_mutex_unlock(&a->log_lock);
 	if (a->log)
 		a->log(a->log_ctx, msg);
+}
+
+void array_logf(struct raid_array *a, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	array_log_line(a, msg);
+}
+
+void array_eventf(struct raid_array *a, const char *event, const struct member *member,
+                  const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	array_log_line(a, msg);
+	if (a->event)
+		a->event(a->event_ctx, event, member ? member->abs_path : NULL, msg);
 }
 
 void array_log_text(struct raid_array *a, char *buf, size_t len)
@@ -221,7 +242,8 @@ bool array_member_error(struct raid_array *a, int role, struct member *erred, in
 		array_roles_mark_faulty(a, m->sb.dev_number);
 		array_super_sync(a, false);
 		failed = true;
-		array_logf(a, "member %s (role %d) failed on %s: %s; the array continues degraded",
+		array_eventf(a, "Fail", m,
+		             "member %s (role %d) failed on %s: %s; the array continues degraded",
 		          m->abs_path, role, is_write ? "write" : "read", strerror(-err));
 		kick = true;
 	} else {
@@ -259,8 +281,8 @@ int array_fail_role(struct raid_array *a, int role)
 	array_roles_mark_faulty(a, m->sb.dev_number);
 	array_super_sync(a, false);
 	pthread_mutex_unlock(&a->state_lock);
-	array_logf(a, "member %s (role %d) set faulty; the array continues degraded", m->abs_path,
-	           role);
+	array_eventf(a, "Fail", m, "member %s (role %d) set faulty; the array continues degraded",
+	             m->abs_path, role);
 	array_recovery_kick(a);
 	return 0;
 }
@@ -306,7 +328,8 @@ int array_recovery_begin(struct raid_array *a, int role, struct member *m)
 	array_roles_set(a, m->sb.dev_number, (uint16_t)role);
 	int rc = array_super_sync(a, false);
 	pthread_mutex_unlock(&a->state_lock);
-	array_logf(a, "recovery of role %d onto %s started", role, m->abs_path);
+	array_eventf(a, "RebuildStarted", m, "recovery of role %d onto %s started", role,
+	             m->abs_path);
 	return rc;
 }
 
@@ -601,10 +624,12 @@ void array_rebuild_target_failed(struct raid_array *a, int role, struct member *
 	if (!dropped)
 		return;
 	if (serving)
-		array_logf(a, "replacement %s of role %d failed on write: %s; role %d stays on %s",
+		array_eventf(a, "FailSpare", m,
+		             "replacement %s of role %d failed on write: %s; role %d stays on %s",
 		           m->abs_path, role, strerror(-err), role, serving->abs_path);
 	else
-		array_logf(a, "%s, being rebuilt for role %d, failed on write: %s; the rebuild "
+		array_eventf(a, "FailSpare", m,
+		             "%s, being rebuilt for role %d, failed on write: %s; the rebuild "
 		           "stops and role %d stays missing",
 		           m->abs_path, role, strerror(-err), role);
 }
@@ -881,6 +906,8 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		a->tuning.write_back = false;
 	a->log = opts->log;
 	a->log_ctx = opts->log_ctx;
+	a->event = opts->event;
+	a->event_ctx = opts->event_ctx;
 	if (opts->served_dir && !(a->served_dir = strdup(opts->served_dir))) {
 		rc = errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 		goto fail;
@@ -1000,20 +1027,25 @@ static int array_resync_dirty(struct raid_array *a)
 	int rc = 0;
 
 	if (!b) {
-		array_logf(a, "array was not stopped cleanly: resyncing all of %s before use",
-		          a->ops->name);
-		return a->ops->resync(a, 0, raid_level_sync_bytes(a->ops, &a->geo));
+		array_eventf(a, "RebuildStarted", NULL,
+		             "array was not stopped cleanly: resyncing all of %s before use",
+		             a->ops->name);
+		rc = a->ops->resync(a, 0, raid_level_sync_bytes(a->ops, &a->geo));
+	} else {
+		uint64_t chunk = bitmap_chunk_bytes(b), nr_set = bitmap_count_set(b);
+		array_eventf(a, "RebuildStarted", NULL,
+		             "array was not stopped cleanly: resyncing the %" PRIu64 " of %" PRIu64
+		             " regions the write-intent bitmap marks",
+		             nr_set, bitmap_nr_bits(b));
+		for (uint64_t bit = 0; bit < bitmap_nr_bits(b) && rc == 0; bit++)
+			if (bitmap_test(b, bit))
+				rc = a->ops->resync(a, bit * chunk, (bit + 1) * chunk);
+		a->resynced_regions = nr_set;
+		if (rc == 0)
+			rc = bitmap_clear_idle(a, 0);
 	}
-	uint64_t chunk = bitmap_chunk_bytes(b), nr_set = bitmap_count_set(b);
-	array_logf(a, "array was not stopped cleanly: resyncing the %" PRIu64 " of %" PRIu64
-	          " regions the write-intent bitmap marks",
-	          nr_set, bitmap_nr_bits(b));
-	for (uint64_t bit = 0; bit < bitmap_nr_bits(b) && rc == 0; bit++)
-		if (bitmap_test(b, bit))
-			rc = a->ops->resync(a, bit * chunk, (bit + 1) * chunk);
-	a->resynced_regions = nr_set;
-	if (rc == 0)
-		rc = bitmap_clear_idle(a, 0);
+	array_eventf(a, "RebuildFinished", NULL, "resync after the unclean stop: %s",
+	             rc < 0 ? strerror(-rc) : "done");
 	return rc;
 }
 
@@ -1022,7 +1054,13 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 	const struct md_super *roles = NULL;
 	int rc;
 
-	if (a->read_only || a->started)
+	if (a->started)
+		return 0;
+	int missing = array_missing_count(a);
+	if (missing)
+		array_eventf(a, "DegradedArray", NULL, "%s array runs degraded: %d of %d roles missing",
+		             a->ops->name, missing, a->geo.raid_disks);
+	if (a->read_only)
 		return 0;
 	for (int role = 0; role < a->geo.raid_disks && !roles; role++)
 		if (a->slot[role])

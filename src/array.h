@@ -78,6 +78,9 @@ struct raid_array {
 
 	void (*log)(void *ctx, const char *msg); /* warnings and state changes */
 	void *log_ctx;
+	/* Events in mdadm --monitor's terms (array_assemble_opts.event). */
+	void (*event)(void *ctx, const char *event, const char *member, const char *message);
+	void *event_ctx;
 	char *served_dir;                        /* array_assemble_opts.served_dir */
 	/* The last lines logged, for MOUNT/.raidfuse/log (md's dmesg lines). */
 	pthread_mutex_t log_lock;
@@ -96,6 +99,13 @@ struct array_assemble_opts {
 	struct array_tuning tuning;
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
+	/* Called for the events mdadm --monitor reports (Fail, FailSpare,
+	 * SpareActive, DegradedArray, RebuildStarted, RebuildNN,
+	 * RebuildFinished), with the member's path or NULL and the log line
+	 * that goes with it. It must not block: it may be called with the
+	 * array's locks held. NULL: none. */
+	void (*event)(void *ctx, const char *event, const char *member, const char *message);
+	void *event_ctx;
 	/* A directory this process serves (the mount point, absolute, no
 	 * links): a member added later may not lie inside it, or the daemon
 	 * would wait on itself. NULL: none. */
@@ -138,6 +148,10 @@ int array_workers_start(struct raid_array *a);
 
 /* A line for the log (state changes, warnings). */
 void array_logf(struct raid_array *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same line, also reported as event (mdadm's name) concerning member
+ * (NULL: the array) to the event callback. */
+void array_eventf(struct raid_array *a, const char *event, const struct member *member,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Fail the member serving role on purpose (a drill): refused with -EBUSY
  * when the array could not run without it. */

@@ -52,6 +52,8 @@ static const char *fstab_option_flag(const char *opt, const char **value)
 		{ "direct-io", "--direct-io", false },
 		{ "allow_other", "--allow-other", false },
 		{ "allow-other", "--allow-other", false },
+		{ "program", "--program", true },
+		{ "test", "--test", false },
 	};
 	size_t name_len = strcspn(opt, "=");
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "array.h"
 #include "cli.h"
+#include "event_program.h"
 #include "fs.h"
 #include "member.h"
 
@@ -42,6 +44,9 @@ static void mount_usage(FILE *out)
 	        "                       streaming, see README)\n"
 	        "      --direct-io      the default: bypass the kernel page cache\n"
 	        "      --allow-other    let other users access the mount (needs user_allow_other)\n"
+	        "      --program PROG   run PROG EVENT MOUNTPOINT [MEMBER] for each array event\n"
+	        "                       (mdadm --monitor's names: Fail, RebuildFinished, ...)\n"
+	        "      --test           send PROG a TestMessage event at mount\n"
 	        "  -o OPTS              extra FUSE mount options\n"
 	        "  -d, --debug          trace FUSE requests (implies --foreground)\n",
 	        MOUNT_DEFAULT_THREADS, ARRAY_DEFAULT_CACHE_MIB, ARRAY_DEFAULT_FLUSH_AGE_MS,
@@ -84,6 +89,38 @@ static int mount_check_paths(char **members, int nr_members, const char *mountpo
 	return 0;
 }
 
+/* The event program's own troubles (a program that fails or hangs) go to
+ * the array's log while the array runs, so MOUNT/.raidfuse/log shows
+ * them; the lock keeps the array from being freed under a line. */
+static pthread_mutex_t mount_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct raid_array *mount_log_array;
+
+static void mount_event_log(void *ctx, const char *msg)
+{
+	(void)ctx;
+	pthread_mutex_lock(&mount_log_lock);
+	if (mount_log_array)
+		array_logf(mount_log_array, "%s", msg);
+	else
+		fs_log(NULL, msg);
+	pthread_mutex_unlock(&mount_log_lock);
+}
+
+static void mount_log_array_set(struct raid_array *a)
+{
+	pthread_mutex_lock(&mount_log_lock);
+	mount_log_array = a;
+	pthread_mutex_unlock(&mount_log_lock);
+}
+
+/* fs_run's hook once the daemon has detached: the event thread starts
+ * only now, as a thread started before the fork would be gone. */
+static void mount_events_start(void *ctx)
+{
+	if (event_program_start(ctx) < 0)
+		fs_log(NULL, "cannot start the event program's thread: events will not be run");
+}
+
 static const char *long_opts_name(const struct option *opts, int val)
 {
 	for (; opts->name; opts++)
@@ -103,6 +140,8 @@ int cmd_mount(int argc, char **argv)
 		OPT_FLUSH_AGE,
 		OPT_READAHEAD,
 		OPT_PAGE_CACHE,
+		OPT_PROGRAM,
+		OPT_TEST,
 	};
 	static const struct option long_opts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
@@ -118,12 +157,17 @@ int cmd_mount(int argc, char **argv)
 		{ "write-through", no_argument, NULL, OPT_WRITE_THROUGH },
 		{ "flush-age-ms", required_argument, NULL, OPT_FLUSH_AGE },
 		{ "readahead", required_argument, NULL, OPT_READAHEAD },
+		{ "program", required_argument, NULL, OPT_PROGRAM },
+		{ "test", no_argument, NULL, OPT_TEST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct array_assemble_opts aopts;
 	struct fs_options fopts;
 	struct raid_array *array = NULL;
+	struct event_program *events = NULL;
+	const char *program = NULL;
+	bool test_event = false;
 	char err[1024];
 	int opt;
 
@@ -196,6 +240,12 @@ int cmd_mount(int argc, char **argv)
 		case OPT_ALLOW_OTHER:
 			fopts.allow_other = true;
 			break;
+		case OPT_PROGRAM:
+			program = optarg;
+			break;
+		case OPT_TEST:
+			test_event = true;
+			break;
 		case 'd':
 			fopts.debug = true;
 			fopts.foreground = true;
@@ -233,26 +283,61 @@ int cmd_mount(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 
+	if (test_event && !program) {
+		cli_error("mount", "--test sends a TestMessage to the --program: name the program");
+		return CLI_EXIT_USAGE;
+	}
+	if (program && event_program_open(&events, program, mount_real, mount_event_log, NULL, err,
+	                                  sizeof(err)) < 0) {
+		cli_error("mount", "%s: nothing was changed", err);
+		return CLI_EXIT_USAGE;
+	}
+
 	aopts.log = fs_log;
+	if (events) {
+		aopts.event = event_program_post;
+		aopts.event_ctx = events;
+		/* Run only once the volume is served: a mount that fails
+		 * reports on the terminal, not to the program. */
+		fopts.on_serving = mount_events_start;
+		fopts.on_serving_ctx = events;
+		char msg[PATH_MAX + 64];
+		snprintf(msg, sizeof(msg), "array mounted at %s", mount_real);
+		event_program_post(events, "NewArray", NULL, msg);
+		if (test_event)
+			event_program_post(events, "TestMessage", NULL,
+			                   "a test event, asked for with --test");
+	}
 	int assembled = array_assemble(&array, (const char *const *)members, nr_members, &aopts,
 	                               err, sizeof(err));
 	if (assembled < 0) {
 		cli_error("mount", "%s", err);
+		event_program_close(events);
 		return CLI_EXIT_ERROR;
 	}
 	if (array_start(array, err, sizeof(err)) < 0) {
 		cli_error("mount", "%s", err);
 		array_stop(array);
+		event_program_close(events);
 		return CLI_EXIT_ERROR;
 	}
+	mount_log_array_set(array);
 	int rc = fs_run(array, &fopts);
 	/* A second SIGTERM or SIGINT during the last flush would leave the
 	 * array dirty (a resync at the next start): it stops once, cleanly. */
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	mount_log_array_set(NULL);
 	int stop_rc = array_stop(array);
 	if (stop_rc < 0)
 		fs_log(NULL, "stopping the array reported an error; it stays marked dirty");
+	if (events) {
+		char msg[PATH_MAX + 64];
+		snprintf(msg, sizeof(msg), "array at %s stopped%s", mount_real,
+		         stop_rc < 0 ? " (marked dirty: it failed to stop cleanly)" : "");
+		event_program_post(events, "DeviceDisappeared", NULL, msg);
+		event_program_close(events);
+	}
 	return rc == 0 && stop_rc == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 }

@@ -9,12 +9,16 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "array.h"
 #include "sync.h"
+
+/* RebuildNN events come at multiples of this (mdadm's default). */
+#define SYNC_EVENT_STEP_PERCENT 20u
 
 struct array_sync {
 	pthread_mutex_t lock;
@@ -88,6 +92,10 @@ static void *sync_main(void *arg)
 next_recovery:
 	if (recover)
 		rc = array_recovery_begin(a, role, s->recover_target);
+	else
+		array_eventf(a, "RebuildStarted", NULL, "%s %s started", a->ops->name,
+		             sync_action_name(s->p.last_action));
+	unsigned progress_reported = 0; /* RebuildNN events sent, in steps of 20% */
 
 	for (uint64_t unit = 0; unit < units && rc == 0; unit++) {
 		uint64_t mismatch = 0;
@@ -131,6 +139,20 @@ next_recovery:
 		s->p.mismatch_sectors += mismatch;
 		s->p.rate_kib = elapsed > 0 ? (uint64_t)(kib / elapsed) : 0;
 		pthread_mutex_unlock(&s->lock);
+		/* mdadm --monitor's RebuildNN, at its default step of 20. */
+		unsigned steps = s->p.total_sectors ?
+		                 (unsigned)(done * 100 / s->p.total_sectors / SYNC_EVENT_STEP_PERCENT) : 0;
+		while (progress_reported < steps &&
+		       (progress_reported + 1) * SYNC_EVENT_STEP_PERCENT < 100) {
+			char event[16];
+			progress_reported++;
+			snprintf(event, sizeof(event), "Rebuild%02u",
+			         progress_reported * SYNC_EVENT_STEP_PERCENT);
+			array_eventf(a, event, recover ? s->recover_target : NULL,
+			             "%s %s: %u%% done", a->ops->name,
+			             recover ? "recover" : repair ? "repair" : "check",
+			             progress_reported * SYNC_EVENT_STEP_PERCENT);
+		}
 	}
 	pthread_mutex_lock(&s->lock);
 	bool cancelled = s->cancel;
@@ -144,9 +166,14 @@ next_recovery:
 		 * role to the next spare, as a finished rebuild does. */
 		bool given_up = a->rebuilding[role] != s->recover_target &&
 		                a->slot[role] != s->recover_target;
-		array_logf(a, "%s recover of role %d: %s", a->ops->name, role,
+		array_eventf(a, "RebuildFinished", s->recover_target, "%s recover of role %d: %s",
+		             a->ops->name, role,
 		           given_up ? "the member being rebuilt failed" :
 		           rc < 0 ? strerror(-rc) : cancelled ? "paused" : "done");
+		/* mdadm sees the rebuild end, then the member active. */
+		if (rc == 0 && !cancelled && !given_up)
+			array_eventf(a, "SpareActive", s->recover_target,
+			             "%s is active in role %d", s->recover_target->abs_path, role);
 		/* The next missing role, if a spare waits for it. */
 		struct member *next = NULL;
 		if ((rc == 0 || given_up) && !cancelled && array_recovery_next(a, &role, &next)) {
@@ -168,7 +195,8 @@ next_recovery:
 	s->p.action = SYNC_IDLE;
 	pthread_mutex_unlock(&s->lock);
 	if (!recover)
-		array_logf(a, "%s %s: %s, mismatch_cnt %llu", a->ops->name,
+		array_eventf(a, "RebuildFinished", NULL, "%s %s: %s, mismatch_cnt %llu",
+		             a->ops->name,
 		           sync_action_name(s->p.last_action),
 		           rc < 0 ? strerror(-rc) : cancelled ? "interrupted" : "done",
 		           (unsigned long long)s->p.mismatch_sectors);

@@ -37,8 +37,11 @@ stop() {
 	return 0
 }
 
-fstab_mount "cache-mib=4,flush-age-ms=60000,defaults,nofail,x-systemd.automount" ||
+printf '#!/bin/sh\necho "$1 $2" >>%s/events\n' "$WORK" >prog.sh && chmod +x prog.sh
+fstab_mount "cache-mib=4,flush-age-ms=60000,defaults,nofail,x-systemd.automount,program=$WORK/prog.sh,test" ||
 	fail "fstab mount: $(cat mount.err)"
+for _ in $(seq 1 100); do grep -qs "^TestMessage $WORK/mnt$" events && break; sleep 0.05; done
+grep -qs "^TestMessage $WORK/mnt$" events || fail "program=,test: no TestMessage: $(cat events 2>&1)"
 grep -q "^raidfuse $WORK/mnt fuse.raidfuse " /proc/mounts || fail "not in the mount table as fuse.raidfuse"
 "$RAIDFUSE" status mnt >status.out
 grep -q "cache_size_mib: 4$" status.out || fail "cache-mib=4 did not take: $(cat status.out)"
@@ -55,7 +58,8 @@ done
 grep -q "cache_dirty_rows: [1-9]" mnt/.raidfuse/status || fail "expected dirty rows before umount"
 stop
 [ "$(ex_field m1 State)" = clean ] || fail "members not clean after umount(8): $(ex_field m1 State)"
-log "ok: fstab line with cache-mib=4 and fstab/systemd options mounted; umount(8) flushed and marked clean"
+grep -q "^DeviceDisappeared $WORK/mnt$" events || fail "no DeviceDisappeared after umount(8): $(cat events)"
+log "ok: fstab line with cache-mib=4, program=, test and fstab/systemd options mounted; umount(8) flushed and marked clean"
 
 # ro: members opened read-only, volume.img read-only.
 before=$(sha256sum m0 m1 m2)

@@ -370,6 +370,9 @@ if command -v valgrind >/dev/null; then
 	vg 1 examine "$v/a" "$v/junk"
 	vg 1 create --level 5 --raid-devices 3 --size 8M "$v/a" "$v/b" "$v/c" # already md, no --force
 	vg 1 create --level 5 --raid-devices 3 --chunk 3K --size 8M "$v/x" "$v/y" "$v/z"
+	mkdir -p "$v/mnt"
+	vg 2 mount --program "$v/nonexistent" "$v/a" "$v/b" "$v/c" "$v/d" "$v/mnt"
+	grep -q "nonexistent" "$WORK/vg.out" || fail "mount --program: the error does not name it"
 	vg 2 frobnicate
 	vg 0 --help
 	vg 0 --version

@@ -287,6 +287,32 @@ int array_fail_role(struct raid_array *a, int role)
 	return 0;
 }
 
+int array_set_write_mostly(struct raid_array *a, struct member *m, bool on)
+{
+	if (!a->ops->honours_write_mostly)
+		return -EOPNOTSUPP;
+	if (a->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&a->state_lock);
+	if (m->state == MEMBER_REMOVED) {
+		pthread_mutex_unlock(&a->state_lock);
+		return -ENODEV;
+	}
+	uint8_t old_flags = m->sb.devflags;
+	if (on)
+		m->sb.devflags |= MD_DEVFLAG_WRITE_MOSTLY;
+	else
+		m->sb.devflags &= (uint8_t)~MD_DEVFLAG_WRITE_MOSTLY;
+	bool changed = m->sb.devflags != old_flags;
+	int rc = changed ? array_super_sync(a, false) : 0;
+	atomic_store(&m->write_mostly, on);
+	pthread_mutex_unlock(&a->state_lock);
+	if (changed)
+		array_logf(a, "%s is %s write-mostly%s", m->abs_path, on ? "now" : "no longer",
+		           on ? ": read only when no other copy is there" : "");
+	return rc;
+}
+
 int array_remove_member(struct raid_array *a, struct member *m)
 {
 	int rc = 0;
@@ -553,7 +579,12 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		member_close(m);
 		return errmsg_fail(-ENOSPC, err, errlen, "no free device number in the superblock");
 	}
+	/* Its own flags (write-mostly) come back with a re-added member, as
+	 * md reads them from its superblock; a new one has none. */
+	uint8_t own_devflags = readd_role && *readd_role >= 0 ? m->sb.devflags : 0;
 	m->sb = model->sb;
+	m->sb.devflags = own_devflags;
+	atomic_store(&m->write_mostly, (own_devflags & MD_DEVFLAG_WRITE_MOSTLY) != 0);
 	m->sb.dev_number = next_dev;
 	m->sb.data_size = m->file_bytes / SECTOR_BYTES - m->sb.data_offset;
 	m->sb.recovery_offset = MD_RESYNC_NONE;
@@ -1283,7 +1314,8 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	              a->read_only ? " (read-only)" : "", a->ops->name);
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		if (a->slot[role])
-			textbuf_appendf(&t, " %s[%d]", a->slot[role]->abs_path, role);
+			textbuf_appendf(&t, " %s[%d]%s", a->slot[role]->abs_path, role,
+			                atomic_load(&a->slot[role]->write_mostly) ? "(W)" : "");
 	for (int i = 0; i < a->nr_members; i++) {
 		const struct member *m = &a->members[i];
 		if (m->state == MEMBER_FAULTY)

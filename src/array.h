@@ -146,6 +146,11 @@ bool array_member_error(struct raid_array *a, int role, struct member *m, int er
  * running yet; the I/O calls do it on first use. 0 or -errno. */
 int array_workers_start(struct raid_array *a);
 
+/* Set or clear md's write-mostly flag of m (recorded in its superblock):
+ * raid1 reads it only when no other copy is there. -EOPNOTSUPP on levels
+ * that ignore the flag, -EROFS read-only. */
+int array_set_write_mostly(struct raid_array *a, struct member *m, bool on);
+
 /* A line for the log (state changes, warnings). */
 void array_logf(struct raid_array *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same line, also reported as event (mdadm's name) concerning member

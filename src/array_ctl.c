@@ -176,11 +176,13 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 		struct member *m = &a->members[i];
 		textbuf_appendf(&t, "%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","
 		     "\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64
-		     ",\"read_errors\":%" PRIu64 ",\"write_errors\":%" PRIu64 "}",
+		     ",\"read_errors\":%" PRIu64 ",\"write_errors\":%" PRIu64
+		     ",\"write_mostly\":%s}",
 		     i ? "," : "", i, json_escape(m->abs_path, path, sizeof(path)), m->role,
 		     member_state_name(m->state),
 		     (uint64_t)atomic_load(&m->bytes_read), (uint64_t)atomic_load(&m->bytes_written),
-		     (uint64_t)atomic_load(&m->read_errors), (uint64_t)atomic_load(&m->write_errors));
+		     (uint64_t)atomic_load(&m->read_errors), (uint64_t)atomic_load(&m->write_errors),
+		     atomic_load(&m->write_mostly) ? "true" : "false");
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	textbuf_appendf(&t, "]");
@@ -337,7 +339,8 @@ static int show_member_state(struct raid_array *a, struct member *m, char *buf, 
 		return show_printf(buf, len, "rebuilding %.1f%%\n",
 		                   100.0 * (double)atomic_load(&a->rebuilt_bytes[m->role]) /
 		                           (double)a->geo.dev_bytes);
-	return show_printf(buf, len, "%s\n", member_state_name(m->state));
+	return show_printf(buf, len, "%s%s\n", member_state_name(m->state),
+	                   atomic_load(&m->write_mostly) ? ",write_mostly" : "");
 }
 
 static int store_member_state(struct raid_array *a, struct member *m, const char *text,
@@ -350,6 +353,11 @@ static int store_member_state(struct raid_array *a, struct member *m, const char
 	}
 	if (text_is(text, len, "remove"))
 		return array_remove_member(a, m);
+	/* md's sysfs words. */
+	if (text_is(text, len, "writemostly"))
+		return array_set_write_mostly(a, m, true);
+	if (text_is(text, len, "-writemostly"))
+		return array_set_write_mostly(a, m, false);
 	return -EINVAL;
 }
 

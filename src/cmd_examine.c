@@ -77,6 +77,10 @@ static void examine_member(struct member *m)
 		       "from redundancy)\n",
 		       "Bad Blocks", bad_ranges, bad_bytes / 512);
 	putchar('\n');
+	if (sb->devflags)
+		printf("%15s :%s%s\n", "Flags",
+		       sb->devflags & MD_DEVFLAG_WRITE_MOSTLY ? " write-mostly" : "",
+		       sb->devflags & MD_DEVFLAG_FAILFAST ? " failfast" : "");
 	examine_time("Update Time", sb->utime);
 	printf("%15s : %08x - correct\n", "Checksum", sb->sb_csum);
 	printf("%15s : %" PRIu64 "\n", "Events", sb->events);

@@ -15,6 +15,7 @@
 #include "extent_io.h"
 #include "io_pool.h"
 #include "parity.h"
+#include "read_balance.h"
 
 /* Region of the volume a lock covers; writes are split at these bounds. */
 #define EXTENT_LOCK_REGION_BYTES (64u * 1024u)
@@ -143,8 +144,15 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 	return 0;
 }
 
-/* Reads go to every member at once: each extent from its first present
- * copy, in parallel; a piece whose read fails is read again copy by copy.
+static void read_balance_end_all(struct io_req *reqs, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		read_balance_end(reqs[i].member);
+}
+
+/* Reads go to every member at once: each extent from the copy the read
+ * balancer picks, in parallel; a piece whose read fails is read again copy
+ * by copy.
  * region_held: the caller holds the lock regions of the range. */
 static int extent_read(struct raid_array *a, void *buf, size_t len, uint64_t off,
                        bool region_held)
@@ -161,14 +169,14 @@ static int extent_read(struct raid_array *a, void *buf, size_t len, uint64_t off
 			struct raid_extent ext;
 			a->ops->map(&a->geo, a->level_priv, off, &ext);
 			size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
-			struct member *m = NULL;
-			uint64_t at = 0;
-			for (int c = 0; c < ext.nr_copies && !m; c++) {
-				m = a->slot[ext.copies[c].role];
-				at = ext.copies[c].member_off_bytes;
-			}
-			if (!m)
+			int c = read_balance_pick(a, &ext, piece);
+			struct member *m = c >= 0 ? a->slot[ext.copies[c].role] : NULL;
+			if (!m) {
+				read_balance_end_all(reqs, nr);
 				return -EIO;
+			}
+			uint64_t at = ext.copies[c].member_off_bytes;
+			read_balance_begin(m, at, piece);
 			reqs[nr] = (struct io_req){ .member = m, .buf = dst, .len_bytes = piece,
 			                            .data_off_bytes = at };
 			req_off[nr++] = off;
@@ -176,7 +184,9 @@ static int extent_read(struct raid_array *a, void *buf, size_t len, uint64_t off
 			off += piece;
 			len -= piece;
 		}
-		if (io_pool_run(a->io_pool, reqs, nr) == 0)
+		int batch_rc = io_pool_run(a->io_pool, reqs, nr);
+		read_balance_end_all(reqs, nr);
+		if (batch_rc == 0)
 			continue;
 		for (int i = 0; i < nr; i++) {
 			if (reqs[i].result == 0)

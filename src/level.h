@@ -69,6 +69,9 @@ struct raid_level_ops {
 	 * different member offsets). */
 	bool sync_by_array_bytes;
 	bool uses_chunk;                         /* chunk size is meaningful */
+	/* md reads a write-mostly member only when no other copy is there
+	 * (raid1; md's other levels keep the flag and ignore it). */
+	bool honours_write_mostly;
 	int max_parity;                          /* parity chunks per row (0, 1, 2) */
 
 	/* Check layout and chunk, compute geo->array_bytes, and build any

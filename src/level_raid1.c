@@ -71,6 +71,7 @@ const struct raid_level_ops raid_level_raid1 = {
 	.uniform_members = true,
 	.bitmap_capable = true,
 	.uses_chunk = false,
+	.honours_write_mostly = true,
 	.max_parity = 0,
 	.geometry_init = raid1_geometry_init,
 	.geometry_free = raid1_geometry_free,

@@ -25,6 +25,10 @@
 #define MD_ROLE_JOURNAL 0xfffdu
 #define MD_ROLE_MAX 0xff00u             /* roles below this are active slots */
 
+/* Per-member flags (md_p.h's devflags). */
+#define MD_DEVFLAG_WRITE_MOSTLY 0x01u /* read only when no other copy is there */
+#define MD_DEVFLAG_FAILFAST 0x02u
+
 #define MD_FEATURE_BITMAP_OFFSET 0x1u
 #define MD_FEATURE_RECOVERY_OFFSET 0x2u
 #define MD_FEATURE_RESHAPE_ACTIVE 0x4u
@@ -72,7 +76,7 @@ struct md_super {
 	uint32_t dev_number;
 	uint32_t cnt_corrected_read;
 	uint8_t device_uuid[16];
-	uint8_t devflags;
+	uint8_t devflags;            /* MD_DEVFLAG_* */
 	uint8_t bblog_shift;
 	uint16_t bblog_size;
 	int32_t bblog_offset;

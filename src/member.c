@@ -387,6 +387,7 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		                   (unsigned long long)m->sb.data_size,
 		                   (unsigned long long)m->file_bytes);
 	m->data_offset_bytes = m->sb.data_offset * 512u;
+	atomic_store(&m->write_mostly, (m->sb.devflags & MD_DEVFLAG_WRITE_MOSTLY) != 0);
 	return 0;
 }
 

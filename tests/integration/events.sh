@@ -163,3 +163,4 @@ took=$(($(date +%s) - start))
 [ "$took" -le 20 ] || fail "the stop took $took s with a hanging program"
 pgrep -f "sleep 300" >/dev/null && { pkill -f "sleep 300"; fail "the hanging program was left running"; }
 log "ok: a hanging program delays no write; the stop kills it and ends in $took s"
+log "PASS"

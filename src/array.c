@@ -147,7 +147,15 @@ static int array_super_sync(struct raid_array *a, bool clean)
 			continue;
 		m->sb.events = a->events;
 		m->sb.utime = (uint64_t)time(NULL);
-		m->sb.resync_offset = clean ? MD_RESYNC_NONE : 0;
+		/* md marks the copy that replaces a member still serving the
+		 * same role; without it md would find two devices claiming one
+		 * role and refuse the array. */
+		if (m->state == MEMBER_REBUILDING && m->role >= 0 && a->slot[m->role] &&
+		    a->slot[m->role] != m)
+			m->sb.feature_map |= MD_FEATURE_REPLACEMENT;
+		else
+			m->sb.feature_map &= ~MD_FEATURE_REPLACEMENT;
+		m->sb.resync_offset = clean && !atomic_load(&a->resync_pending) ? MD_RESYNC_NONE : 0;
 		int wrc = member_super_store(m);
 		if (wrc == 0)
 			wrc = member_sync(m);
@@ -287,6 +295,28 @@ int array_fail_role(struct raid_array *a, int role)
 	return 0;
 }
 
+int array_fail_rebuilding(struct raid_array *a, struct member *m)
+{
+	int role = m->role;
+	struct member *serving = NULL;
+	bool dropped = false;
+
+	pthread_mutex_lock(&a->state_lock);
+	if (role >= 0 && role < a->geo.raid_disks && a->rebuilding[role] == m) {
+		member_give_up_locked(a, m);
+		array_super_sync(a, false);
+		serving = a->slot[role];
+		dropped = true;
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	if (!dropped)
+		return -EINVAL;
+	array_eventf(a, "FailSpare", m, "%s, being %s role %d, set faulty; %s", m->abs_path,
+	             serving ? "copied to replace" : "rebuilt for", role,
+	             serving ? "the member it replaced keeps serving" : "the rebuild stops");
+	return 0;
+}
+
 int array_set_write_mostly(struct raid_array *a, struct member *m, bool on)
 {
 	if (!a->ops->honours_write_mostly)
@@ -318,7 +348,10 @@ int array_remove_member(struct raid_array *a, struct member *m)
 	int rc = 0;
 
 	pthread_mutex_lock(&a->state_lock);
-	if (m->state == MEMBER_IN_SYNC)
+	/* A member being rebuilt is still written by the rebuild and
+	 * would be promoted at its end (md answers EBUSY too): fail it
+	 * first. */
+	if (m->state == MEMBER_IN_SYNC || m->state == MEMBER_REBUILDING)
 		rc = -EBUSY;
 	else if (m->state != MEMBER_REMOVED) {
 		m->state = MEMBER_REMOVED;
@@ -561,8 +594,14 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		uint16_t old_role = md_super_role(&m->sb);
 		/* It left while the bitmap kept every region written since: it
 		 * needs only those (md's re-add). */
+		/* One that was itself being rebuilt when it left holds only
+		 * what that rebuild had reached (md re-adds it only with
+		 * MD_FEATURE_RECOVERY_BITMAP, which raidfuse never writes):
+		 * all of it again. */
+		bool was_recovering = (m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+		                      m->sb.recovery_offset != MD_RESYNC_NONE;
 		if (readd_role && old_role < a->geo.raid_disks && !a->slot[old_role] &&
-		    !a->rebuilding[old_role] && a->bitmap &&
+		    !a->rebuilding[old_role] && a->bitmap && !was_recovering &&
 		    m->sb.events >= bitmap_events_cleared(a->bitmap) &&
 		    m->sb.data_offset * SECTOR_BYTES == model->data_offset_bytes)
 			*readd_role = old_role;
@@ -692,6 +731,8 @@ int array_replace_member(struct raid_array *a, struct member *old, const char *p
 		pthread_mutex_lock(&a->state_lock);
 		a->rebuilding[role] = NULL;
 		m->state = MEMBER_REMOVED;
+		/* Free for a retry once the check ends. */
+		member_unclaim(m);
 		pthread_mutex_unlock(&a->state_lock);
 		return errmsg_fail(rc, err, errlen, "cannot start the copy: %s",
 		                   rc == -EBUSY ? "a check, repair or rebuild is running" :
@@ -830,7 +871,7 @@ static int assemble_check_features(const struct member *m, char *err, size_t err
 	if (unknown)
 		return errmsg_fail(-EOPNOTSUPP, err, errlen,
 		                   "%s: superblock features 0x%x are not supported "
-		                   "(journal, PPL, clustered or replacement)",
+		                   "(journal, PPL or clustered)",
 		                   m->path, unknown);
 	return 0;
 }
@@ -856,6 +897,25 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 		if (role == MD_ROLE_FAULTY) {
 			array_logf(a, "%s: the array records this member as faulty; leaving it out",
 			          m->abs_path);
+			continue;
+		}
+		/* Its role is what its own superblock says, as md reads it: a
+		 * member that one superblock update behind still calls itself
+		 * a spare never learnt that a rebuild onto it began (the
+		 * daemon died between the writes) and holds nothing yet. */
+		uint16_t own_role = dev < m->sb.max_dev ? m->sb.dev_roles[dev] : MD_ROLE_SPARE;
+		if (role < (uint16_t)a->geo.raid_disks && own_role != role) {
+			if (own_role == MD_ROLE_SPARE) {
+				m->state = MEMBER_SPARE;
+				array_logf(a, "%s: the array gives it role %u but its own superblock says "
+				           "spare (a rebuild onto it had just begun); not used: add it "
+				           "again for a full rebuild",
+				           m->abs_path, role);
+			} else {
+				array_logf(a, "%s: its own superblock gives it role %u, the array's role "
+				           "%u; leaving it out",
+				           m->abs_path, own_role, role);
+			}
 			continue;
 		}
 		if (role == MD_ROLE_SPARE || role == MD_ROLE_JOURNAL) {
@@ -1019,9 +1079,18 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	rc = a->ops->geometry_init(&a->geo, &a->level_priv, err, errlen);
 	if (rc < 0)
 		goto fail;
-	for (int i = 0; i < a->nr_members; i++)
-		if (&a->members[i].sb == fresh)
-			rc = bitmap_load(a, &a->members[i], err, errlen);
+	/* The bitmap lives on the members in sync (md reads it from one of
+	 * those): a spare, or a member being rebuilt, carries the array's
+	 * events but no bitmap of its own. */
+	struct member *bitmap_source = NULL;
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *m = a->slot[role];
+		if (m && (!bitmap_source || &m->sb == fresh ||
+		          (m->sb.events > bitmap_source->sb.events && &bitmap_source->sb != fresh)))
+			bitmap_source = m;
+	}
+	if (bitmap_source)
+		rc = bitmap_load(a, bitmap_source, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (a->bitmap && !a->ops->bitmap_capable && !a->read_only) {
@@ -1121,6 +1190,14 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 		if (rc < 0)
 			return errmsg_fail(rc, err, errlen,
 			                   "resync after an unclean stop failed: %s", strerror(-rc));
+	} else if (a->was_dirty && a->ops->resync) {
+		/* md keeps recovery_cp for later: the rows the crash may have
+		 * torn stay marked (bits kept, superblocks dirty) until a
+		 * start with every member resyncs them, or a full repair. */
+		atomic_store(&a->resync_pending, true);
+		array_logf(a, "started dirty and degraded (--force): the parity of the regions the "
+		           "bitmap marks is resynced at the first start with every member back, "
+		           "or by a repair once rebuilt");
 	}
 	pthread_mutex_lock(&a->state_lock);
 	rc = array_super_sync(a, false);

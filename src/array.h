@@ -59,6 +59,9 @@ struct raid_array {
 	bool read_only;
 	bool was_dirty;                          /* not stopped cleanly last time */
 	bool started;                            /* superblocks say active */
+	/* Started dirty and degraded (--force): parity may be torn where the
+	 * bitmap marks; the array stays dirty until resynced. */
+	atomic_bool resync_pending;
 	uint64_t resynced_regions;               /* bitmap regions resynced at start */
 
 	pthread_mutex_t state_lock;              /* slot[], events, superblock writes */
@@ -145,6 +148,10 @@ bool array_member_error(struct raid_array *a, int role, struct member *m, int er
 /* Start the I/O pool and the level's threads (the stripe cache) if not
  * running yet; the I/O calls do it on first use. 0 or -errno. */
 int array_workers_start(struct raid_array *a);
+
+/* Fail m, which is being rebuilt or copied to (md's "faulty" on a
+ * recovering device): the rebuild stops. -EINVAL if it is not. */
+int array_fail_rebuilding(struct raid_array *a, struct member *m);
 
 /* Set or clear md's write-mostly flag of m (recorded in its superblock):
  * raid1 reads it only when no other copy is there. -EOPNOTSUPP on levels

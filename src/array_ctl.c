@@ -347,6 +347,8 @@ static int store_member_state(struct raid_array *a, struct member *m, const char
                               size_t len)
 {
 	if (text_is(text, len, "faulty")) {
+		if (m->state == MEMBER_REBUILDING)
+			return array_fail_rebuilding(a, m);
 		if (m->state != MEMBER_IN_SYNC)
 			return m->state == MEMBER_FAULTY ? 0 : -EINVAL;
 		return array_fail_role(a, m->role);

@@ -305,6 +305,15 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b,
 		if (role_rc[role] < 0 && rc == 0)
 			rc = role_rc[role];
 	}
+	/* md writes the bitmap to members being rebuilt too, so that mdadm
+	 * -X reads one there. Best effort: the rebuild's own writes find a
+	 * failing target (and the caller may hold the state lock). */
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *target = a->rebuilding[role];
+		if (target && target != a->slot[role])
+			(void)member_pwrite_abs_durable(target, buf, len,
+			                                b->bits_abs_off - MD_BITMAP_SB_BYTES);
+	}
 
 	pthread_mutex_lock(&b->lock);
 	b->storing = false;
@@ -420,7 +429,7 @@ int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms)
 	uint64_t sync_start_ms = monotonic_ms();
 	bool any = false;
 
-	if (!b || a->read_only || array_missing_count(a) > 0)
+	if (!b || a->read_only || array_missing_count(a) > 0 || atomic_load(&a->resync_pending))
 		return 0;
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t i = 0; i < b->nr_bits && !any; i++)

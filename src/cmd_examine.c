@@ -92,7 +92,8 @@ static void examine_member(struct member *m)
 		printf("%15s : %uK\n", "Chunk Size", sb->chunksize / 2);
 	putchar('\n');
 	if (role < MD_ROLE_MAX)
-		printf("%15s : Active device %u\n", "Device Role", role);
+		printf("%15s : %s device %u\n", "Device Role",
+		       sb->feature_map & MD_FEATURE_REPLACEMENT ? "Replacement" : "Active", role);
 	else
 		printf("%15s : %s\n", "Device Role", role == MD_ROLE_FAULTY ? "faulty" : "spare");
 	printf("%15s : ", "Array State");

@@ -45,7 +45,7 @@
 /* Features this implementation understands well enough to run the array. */
 #define MD_FEATURES_SUPPORTED \
 	(MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_BAD_BLOCKS | \
-	 MD_FEATURE_RAID0_LAYOUT)
+	 MD_FEATURE_REPLACEMENT | MD_FEATURE_RAID0_LAYOUT)
 
 #define MD_RESYNC_NONE UINT64_MAX       /* resync_offset of a clean array */
 

@@ -76,6 +76,30 @@ static struct array_sync *array_sync_get(struct raid_array *a)
 	return a->sync;
 }
 
+/* Sleep until the average rate since start, done_kib in all, is back at
+ * sync_speed_max, in short naps so that idle, an unmount or a raised
+ * limit is not kept waiting: one unit at 1 KiB/s would otherwise sleep
+ * for minutes. */
+static void sync_throttle(struct array_sync *s, double start, double done_kib)
+{
+	const double nap_max = 0.1;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		bool cancel = s->cancel;
+		unsigned max_kib = s->p.speed_max_kib;
+		pthread_mutex_unlock(&s->lock);
+		if (cancel || max_kib == 0)
+			return;
+		double left = start + done_kib / max_kib - now_seconds();
+		if (left <= 0)
+			return;
+		double nap = left < nap_max ? left : nap_max;
+		struct timespec ts = { 0, (long)(nap * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void *sync_main(void *arg)
 {
 	struct raid_array *a = arg;
@@ -127,13 +151,9 @@ next_recovery:
 		double kib = (double)done / 2.0;
 		/* Stay under the ceiling: sleep until the average rate is
 		 * back at sync_speed_max. */
-		if (max_kib && kib / (elapsed > 1e-6 ? elapsed : 1e-6) > max_kib) {
-			double ahead = kib / max_kib - elapsed;
-			struct timespec nap = { (time_t)ahead,
-			                        (long)((ahead - (double)(time_t)ahead) * 1e9) };
-			nanosleep(&nap, NULL);
-			elapsed = now_seconds() - start;
-		}
+		if (max_kib && kib / (elapsed > 1e-6 ? elapsed : 1e-6) > max_kib)
+			sync_throttle(s, start, kib);
+		elapsed = now_seconds() - start;
 		pthread_mutex_lock(&s->lock);
 		s->p.done_sectors = done;
 		s->p.mismatch_sectors += mismatch;
@@ -186,6 +206,13 @@ next_recovery:
 			start = last_checkpoint = now_seconds();
 			goto next_recovery;
 		}
+	}
+	/* A whole repair made every row's redundancy agree with its data:
+	 * the debt of a forced dirty start is paid. */
+	if (repair && rc == 0 && !cancelled) {
+		if (atomic_exchange(&a->resync_pending, false))
+			array_logf(a, "the repair resynced what the forced dirty start left: the bitmap "
+			           "may clear and the array stop clean");
 	}
 	if (a->ops->scrub_end)
 		a->ops->scrub_end(a, ctx);

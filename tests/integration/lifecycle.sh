@@ -1,0 +1,226 @@
+#!/bin/bash
+# lifecycle.sh - member life-cycle corners a review found wrong, each
+# checked against the bytes written and a parity check:
+#  1. a member being rebuilt cannot be removed (EBUSY, as in md); it can be
+#     failed, and added again it is rebuilt whole: it is not a bitmap
+#     re-add, since it held only what its own rebuild had reached;
+#  2. a member whose own superblock still says spare, while the others
+#     already give it a role (the daemon died between those writes), is
+#     not trusted as in sync at the next assembly;
+#  3. a spare named first at mount is not where the bitmap is read from;
+#  4. an array started dirty and degraded (--force) stays dirty, with its
+#     bitmap bits, after the rebuild, and the next start resyncs them;
+#  5. a throttled check stops at once when asked to (sync_speed_max 1);
+#  6. a replace refused while a check runs leaves the new member free
+#     for a retry;
+#  7. the copy carries md's MD_FEATURE_REPLACEMENT while the member it
+#     replaces serves (mdadm --examine: "Replacement device"), and a stop
+#     in the middle resumes.
+. "$(dirname "$0")/lib.sh"
+require_fuse
+require_cmd python3
+
+cd "$WORK"
+# sb_patch MEMBER field=value...: rewrite fields of an md 1.2 superblock
+# (events, feature_map, recovery_offset, roleN) and its checksum, as a
+# daemon killed between superblock writes leaves them.
+sb_patch() {
+	python3 - "$@" <<'PY'
+import struct, sys
+path, edits = sys.argv[1], sys.argv[2:]
+with open(path, "r+b") as f:
+    f.seek(4096)
+    sb = bytearray(f.read(4096))
+    for e in edits:
+        k, v = e.split("=")
+        v = int(v, 0)
+        if k == "events":
+            struct.pack_into("<Q", sb, 200, v)
+        elif k == "feature_map":
+            struct.pack_into("<I", sb, 8, v)
+        elif k == "recovery_offset":
+            struct.pack_into("<Q", sb, 152, v)
+        elif k.startswith("role"):
+            struct.pack_into("<H", sb, 256 + 2 * int(k[4:]), v)
+        else:
+            sys.exit("unknown field " + k)
+    max_dev, = struct.unpack_from("<I", sb, 220)
+    struct.pack_into("<I", sb, 216, 0)
+    n = 256 + 2 * max_dev
+    total = sum(struct.unpack_from("<%dI" % (n // 4), sb, 0))
+    if n % 4:
+        total += struct.unpack_from("<H", sb, n - 2)[0]
+    struct.pack_into("<I", sb, 216, ((total & 0xffffffff) + (total >> 32)) & 0xffffffff)
+    f.seek(4096)
+    f.write(sb)
+PY
+}
+sb_field() { # MEMBER OFFSET FORMAT
+	python3 -c 'import struct,sys
+f = open(sys.argv[1], "rb"); f.seek(4096 + int(sys.argv[2]))
+print(struct.unpack(sys.argv[3], f.read(struct.calcsize(sys.argv[3])))[0])' "$@"
+}
+state() { cat "$1/.raidfuse/$2/state"; }
+wait_state() { # MNT DEV STATE [SECONDS]
+	local i
+	for ((i = 0; i < ${4:-60} * 10; i++)); do
+		[ "$(state "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	fail "$2 did not reach $3 (is $(state "$1" "$2")); log: $(tail -5 "$1/.raidfuse/log")"
+}
+wait_idle() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ "$(cat "$1/.raidfuse/sync_action")" = idle ] && return 0
+		sleep 0.1
+	done
+	fail "sync_action did not go idle"
+}
+has_ref() { cmp -s <(head -c 40M "$1/volume.img") ref; }
+verify0() {
+	"$RAIDFUSE" verify "$@" >verify.out 2>&1
+	grep -q "mismatch_cnt: 0$" verify.out || fail "verify $*: $(cat verify.out)"
+}
+kill_daemon() { # MNT
+	local pid i
+	pid=$(cat "$1/.raidfuse/pid")
+	kill -9 "$pid"
+	for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
+}
+head -c 40M /dev/urandom >ref
+
+# 1. Remove refused while rebuilding; fail; add again: a full rebuild.
+"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64K --size 64M --bitmap-chunk 1M \
+	a b c >/dev/null || fail create
+rf_mount a b c mnt
+dd if=ref of=mnt/volume.img bs=1M conv=notrunc,fsync status=none
+sleep 6 # the bitmap's bits clear after five idle seconds
+"$RAIDFUSE" fail mnt c && "$RAIDFUSE" remove mnt c || fail "fail/remove c"
+dd if=ref of=mnt/volume.img bs=64K count=1 conv=notrunc,fsync status=none
+echo 2000 >mnt/.raidfuse/sync_speed_max
+truncate -s 64M d
+"$RAIDFUSE" add mnt "$WORK/d" || fail "add d"
+sleep 2.5 # a checkpoint of d's recovery_offset is written every 2 s
+dev=$(grep -l "$WORK/d$" mnt/.raidfuse/dev*/path | head -1 | xargs dirname | xargs basename)
+case $(state mnt "$dev") in rebuilding*) ;; *) fail "d is not rebuilding: $(state mnt "$dev")" ;; esac
+if "$RAIDFUSE" remove mnt "$WORK/d" 2>err; then fail "a member being rebuilt was removed"; fi
+grep -q "being rebuilt; fail it first" err || fail "remove refusal unclear: $(cat err)"
+"$RAIDFUSE" fail mnt "$WORK/d" || fail "a member being rebuilt cannot be failed"
+[ "$(state mnt "$dev")" = faulty ] || fail "d after fail: $(state mnt "$dev")"
+"$RAIDFUSE" remove mnt "$WORK/d" || fail "remove d after fail"
+[ "$(sb_field d 8 '<I')" = 3 ] || fail "d's superblock has no recovery offset: feature map $(sb_field d 8 '<I')"
+echo 200000 >mnt/.raidfuse/sync_speed_max
+"$RAIDFUSE" add mnt "$WORK/d" || fail "add d again"
+wait_idle mnt
+grep -q "re-added $WORK/d" mnt/.raidfuse/log && fail "half-rebuilt d was re-added from the bitmap only"
+has_ref mnt || fail "data after d was rebuilt again"
+rf_umount mnt
+verify0 a b d
+log "ok: remove refused while rebuilding; fail stops it; added again, d is rebuilt whole (mismatch_cnt 0)"
+
+# 2. A member still calling itself a spare is not trusted in a role.
+rf_mount a b d mnt
+"$RAIDFUSE" fail mnt d && "$RAIDFUSE" remove mnt d || fail "fail/remove d"
+echo 2000 >mnt/.raidfuse/sync_speed_max
+truncate -s 64M e
+"$RAIDFUSE" add mnt "$WORK/e" || fail "add e"
+sleep 1
+kill_daemon mnt
+events=$(sb_field a 200 '<Q')
+enum=$(sb_field e 160 '<I')
+# e as the add wrote it: one update behind, a spare, no recovery offset.
+sb_patch e events=$((events - 1)) "role$enum=0xffff" feature_map=0x1 \
+	recovery_offset=0xffffffffffffffff
+if "$RAIDFUSE" mount a b e mnt 2>err; then
+	"$RAIDFUSE" umount mnt
+	fail "an array whose member never learnt its role started as whole"
+fi
+rf_mount --force a b e mnt
+"$RAIDFUSE" status mnt | grep -q "\[3/2\]" || fail "e was placed in a role: $("$RAIDFUSE" status mnt)"
+grep -q "own superblock says spare" mnt/.raidfuse/log || fail "no log line for e: $(cat mnt/.raidfuse/log)"
+has_ref mnt || fail "data with e left out"
+rf_umount mnt
+log "ok: a member whose own superblock says spare is not trusted in the role the others give it"
+
+# 3. A spare named first: the bitmap comes from a member in sync.
+"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64K --size 48M p q r >/dev/null || fail create
+rf_mount p q r mnt
+dd if=ref of=mnt/volume.img bs=1M count=32 conv=notrunc,fsync status=none
+truncate -s 48M s
+"$RAIDFUSE" add mnt "$WORK/s" || fail "add spare s"
+rf_umount mnt
+rf_mount s p q r mnt
+cmp -s <(head -c 32M mnt/volume.img) <(head -c 32M ref) || fail "data with a spare named first"
+rf_umount mnt
+log "ok: a spare named first does not stand for the bitmap"
+
+# 4. Dirty and degraded (--force): the debt survives the rebuild. Killed
+# while t is rebuilt, after a write to rows t already holds; the crash
+# tears that write: new data on p, t's parity of it never written.
+rf_mount p q r mnt
+"$RAIDFUSE" fail mnt r && "$RAIDFUSE" remove mnt r || fail "fail/remove r"
+echo 2000 >mnt/.raidfuse/sync_speed_max
+truncate -s 48M t
+"$RAIDFUSE" add mnt "$WORK/t" || fail "add t"
+sleep 2.5
+dd if=ref of=mnt/volume.img bs=64K count=1 conv=notrunc,fsync status=none
+kill_daemon mnt
+[ "$(sb_field t 152 '<Q')" -gt 0 ] || fail "t has no recovery checkpoint"
+dd if=/dev/urandom of=p bs=4096 seek=256 count=1 conv=notrunc status=none
+rf_mount --force p q t mnt
+wait_idle mnt
+grep -q "started dirty and degraded (--force)" mnt/.raidfuse/log || fail "no resync-debt log line"
+rf_umount mnt
+python3 -c 'import struct,sys
+f = open(sys.argv[1], "rb"); f.seek(4096 + 208)
+sys.exit(0 if struct.unpack("<Q", f.read(8))[0] != 2**64 - 1 else 1)' p ||
+	fail "the array was stamped clean after a forced dirty start"
+rf_mount p q t mnt
+grep -q "not stopped cleanly: resyncing" mnt/.raidfuse/log || fail "no resync at the next start"
+rf_umount mnt
+verify0 p q t
+log "ok: a forced dirty degraded start stays dirty through the rebuild; the next start resyncs (mismatch_cnt 0)"
+
+# 5. A check throttled to 1 KiB/s stops at once.
+rf_mount p q t mnt
+dd if=ref of=mnt/volume.img bs=1M count=32 conv=notrunc,fsync status=none # over the torn 4 KiB
+echo 1 >mnt/.raidfuse/sync_speed_max
+echo check >mnt/.raidfuse/sync_action
+sleep 1.5
+start=$(date +%s%N)
+echo idle >mnt/.raidfuse/sync_action
+took=$((($(date +%s%N) - start) / 1000000))
+[ "$took" -lt 2000 ] || fail "idle took $took ms with sync_speed_max 1"
+
+# 6. A replace refused while a check runs; retried after it.
+echo check >mnt/.raidfuse/sync_action
+truncate -s 48M u
+if "$RAIDFUSE" replace mnt "$WORK/q" "$WORK/u" 2>err; then fail "replace during a check was accepted"; fi
+echo idle >mnt/.raidfuse/sync_action
+echo 2000 >mnt/.raidfuse/sync_speed_max
+"$RAIDFUSE" replace mnt "$WORK/q" "$WORK/u" 2>err || fail "replace retry refused: $(cat err)"
+sleep 1
+# 7. The copy carries md's replacement flag while q still serves role 1:
+# without it md would see two devices claiming one role.
+"$RAIDFUSE" examine u | grep -q "Device Role : Replacement device 1" ||
+	fail "u is not marked a replacement: $("$RAIDFUSE" examine u | grep -i "role\|feature")"
+[ $(($(sb_field u 8 '<I') & 0x10)) = 16 ] || fail "no MD_FEATURE_REPLACEMENT on u"
+[ $(($(sb_field q 8 '<I') & 0x10)) = 0 ] || fail "the member being replaced is marked a replacement"
+if command -v mdadm >/dev/null; then
+	mdadm --examine u | grep -q "Device Role : Replacement device 1" ||
+		fail "mdadm does not see u as a replacement: $(mdadm --examine u | grep -i role)"
+fi
+rf_umount mnt
+rf_mount p q t u mnt # stopped mid-copy: it resumes
+echo 200000 >mnt/.raidfuse/sync_speed_max
+wait_idle mnt
+cmp -s <(head -c 32M mnt/volume.img) <(head -c 32M ref) || fail "data after the replace"
+rf_umount mnt
+"$RAIDFUSE" examine u | grep -q "Device Role : Active device 1" || fail "u not active after the copy"
+[ $(($(sb_field u 8 '<I') & 0x10)) = 0 ] || fail "u still marked a replacement"
+verify0 p u t
+log "ok: a throttled check stops in $took ms; a refused replace can be retried"
+log "ok: a replacement carries md's replacement flag until the copy ends, and resumes after a stop"
+log "PASS"

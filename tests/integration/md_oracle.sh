@@ -20,7 +20,11 @@
 #     out): md assembles them without that member and reads the same bytes;
 #     assembled with the stale member too, md must leave it out (event count);
 #   * a control copy of raid1 with one flipped byte must give mismatch_cnt > 0
-#     (proves that check really ran and would catch an error).
+#     (proves that check really ran and would catch an error);
+#   * an array stopped in the middle of a raidfuse "replace" (the copy marked
+#     with md's MD_FEATURE_REPLACEMENT): md takes both the member and its
+#     replacement, resumes the copy (sync_action recover), reads the same
+#     bytes and finds mismatch_cnt 0 afterwards.
 #
 # Needs root (build.sh installs qemu with apt-get and downloads Debian
 # packages), /dev/fuse, python3 and the md-oracle folder. Where it cannot
@@ -83,7 +87,9 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # name  level  members  chunk  layout  member-size(s)  mount-option  left-out-role
 # One size: "raidfuse create --size"; a list: members pre-sized, unequal.
 # A left-out role makes a degraded case: raidfuse mounts it --run without
-# that member. raid1 also gets a corrupted control copy (raid1-control).
+# that member; R<role> a replacing case: that role's member is being
+# replaced when raidfuse stops. raid1 also gets a corrupted control copy
+# (raid1-control).
 SPECS=(
 	"linear             linear 3 -   -                16M,24M,20M -           -"
 	"raid0-64k          0      3 64K -                16M         -           -"
@@ -100,6 +106,7 @@ SPECS=(
 	"raid5-rs-1m        5      4 1M  right-symmetric  20M         -           -"
 	"raid5-ls-64k-deg   5      4 64K left-symmetric   16M         -           1"
 	"raid6-64k-deg      6      5 64K left-symmetric   16M         -           2"
+	"raid5-ls-64k-repl  5      4 64K left-symmetric   16M         -           R1"
 )
 if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	sel=()
@@ -111,7 +118,7 @@ if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	SPECS=("${sel[@]}")
 fi
 
-declare -A EXP SIZE LEVEL KIND STALE BOOT
+declare -A EXP SIZE LEVEL KIND STALE BOOT BOOT_DEVS
 NAMES=()
 FAILS=()
 note_fail() { FAILS+=("$*"); printf '%s: FAIL: %s\n' "$TEST_NAME" "$*" >&2; }
@@ -126,9 +133,10 @@ maxdisks=25
 BOOT_NUM=()
 boot=0 used=0
 for s in "${SPECS[@]}"; do
-	read -r name level n _ <<<"$s"
+	read -r name level n _ _ _ _ miss <<<"$s"
 	need=$n
 	[ "$level" = 1 ] && need=$((n * 2))      # + the control copy
+	[[ $miss == R* ]] && need=$((n + 1))     # + the replacement
 	if [ $((used + need)) -gt $maxdisks ]; then boot=$((boot + 1)); used=0; fi
 	used=$((used + need))
 	BOOT_NUM+=("$boot")
@@ -140,8 +148,9 @@ NBOOTS=$((boot + 1))
 # BOOT_IMGS / BOOT_ENTRY. Returns 1 (after note_fail) if raidfuse failed.
 BOOT_IMGS=() BOOT_ENTRY='' OUT_MIB=1
 prepare() {
-	local name=$1 level=$2 n=$3 chunk=$4 layout=$5 sizes=$6 mopt=$7 miss=$8
+	local name=$1 level=$2 n=$3 chunk=$4 layout=$5 sizes=$6 mopt=$7 miss=$8 repl=
 	local d=$WORK/$name i sz=() members=() present=() cre=() mo=() ro=()
+	if [[ $miss == R* ]]; then repl=${miss#R} miss=-; fi
 	local mnt=$d/mnt vol out sha_mnt sha_model sha_re t0
 	t0=$(now)
 	mkdir -p "$d"
@@ -180,6 +189,24 @@ prepare() {
 	sha_model=$(sha256sum <"$d/model" | cut -d' ' -f1)
 	rm -f "$d/model"
 	EXP[$name]=$sha_model
+	if [ -n "$repl" ]; then
+		# Stop in the middle of a replace: slow it down, let it copy a
+		# little, unmount (a clean stop with the copy half done).
+		local r=$d/r$repl.img w=0
+		echo 1000 >"$mnt/.raidfuse/sync_speed_max"
+		truncate -s "$(stat -c %s "${members[repl]}")" "$r"
+		out=$("$RAIDFUSE" replace "$mnt" "${members[repl]}" "$r" 2>&1) ||
+			{ note_fail "$name: raidfuse replace failed: $out"; "$RAIDFUSE" umount "$mnt"; return 1; }
+		for ((i = 0; i < 100 && w == 0; i++)); do
+			sleep 0.1
+			w=$(python3 -c 'import json,sys
+print(sum(m["written_bytes"] for m in json.load(open(sys.argv[1]))["members"] if m["path"] == sys.argv[2]))' \
+				"$mnt/.raidfuse/status.json" "$r")
+		done
+		[ "$w" -gt 0 ] || { note_fail "$name: the replace copied nothing"; "$RAIDFUSE" umount "$mnt"; return 1; }
+		present+=("$r")
+		KIND[$name]=replacing
+	fi
 	out=$("$RAIDFUSE" umount "$mnt" 2>&1) || { note_fail "$name: raidfuse umount failed: $out"; return 1; }
 	# read back through a fresh read-only mount (not the page cache)
 	out=$("$RAIDFUSE" mount --readonly "${ro[@]}" "${present[@]}" "$mnt" 2>&1) ||
@@ -199,7 +226,7 @@ prepare() {
 	if [ -n "${STALE[$name]}" ]; then
 		stale_dev=vd${letters[${#BOOT_IMGS[@]}]}; BOOT_IMGS+=("${STALE[$name]}")
 	fi
-	NAMES+=("$name") LEVEL[$name]=$level BOOT[$name]=$b
+	NAMES+=("$name") LEVEL[$name]=$level BOOT[$name]=$b BOOT_DEVS[$name]=${devs[*]}
 	local copies=1
 	[ -z "${STALE[$name]}" ] || copies=2
 	OUT_MIB=$((OUT_MIB + copies * ((SIZE[$name] + 1048575) / 1048576)))
@@ -307,6 +334,16 @@ for name in "${NAMES[@]}"; do
 			[ "$rs" = none ] || bad+=("control: resync_start=$rs")
 			[ -n "$mm" ] && [ "$mm" -gt 0 ] 2>/dev/null ||
 				bad+=("control copy with a flipped byte gave mismatch_cnt=${mm:-none}, expected > 0: check is not effective")
+			;;
+		replacing)
+			[ "$sha" = "${EXP[$name]}" ] || bad+=("md sha256 $sha != written ${EXP[$name]}")
+			[ "$rs" = none ] || bad+=("superblocks not clean: md resync_start=$rs")
+			[ "$(val "$name" initial_sync_action)" = recover ] ||
+				bad+=("md did not resume the replacement: sync_action $(val "$name" initial_sync_action), members $(val "$name" members)")
+			nm=$(val "$name" members | tr ',' '\n' | grep -c .)
+			[ "$nm" = $(($(wc -w <<<"${BOOT_DEVS[$name]}"))) ] ||
+				bad+=("md took members $(val "$name" members), given ${BOOT_DEVS[$name]}")
+			[ "$mm" = 0 ] || bad+=("mismatch_cnt=${mm:-none} after the replacement")
 			;;
 		degraded)
 			[ "$sha" = "${EXP[$name]}" ] || bad+=("md degraded sha256 $sha != written ${EXP[$name]}")

@@ -9,6 +9,8 @@
 # with DEVs the member disks to assemble (vda, vdb, ...), in any order.
 #   KIND full      assemble, hash, and for raid1/4/5/6/10 run "check"
 #   KIND control   same as full (the host expects mismatch_cnt > 0 there)
+#   KIND replacing same as full; one DEV replaces another (md resumes the
+#                  copy, which md-wait waits for before the hash)
 #   KIND degraded  the DEVs are the members that raidfuse wrote while it ran
 #                  degraded, STALE the member it left out (its image is as
 #                  "raidfuse create" wrote it). First a read-only assembly with

@@ -43,29 +43,35 @@ static void array_log_line(struct raid_array *a, const char *msg)
 		a->log(a->log_ctx, msg);
 }
 
-void array_logf(struct raid_array *a, const char *fmt, ...)
+/* The line into the log and, for an event, to the event callback. */
+static void array_vlog(struct raid_array *a, const char *event, const struct member *member,
+                       const char *fmt, va_list ap)
 {
 	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	array_log_line(a, msg);
+	if (event && a->event)
+		a->event(a->event_ctx, event, member ? member->abs_path : NULL, msg);
+}
+
+void array_logf(struct raid_array *a, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	array_vlog(a, NULL, NULL, fmt, ap);
 	va_end(ap);
-	array_log_line(a, msg);
 }
 
 void array_eventf(struct raid_array *a, const char *event, const struct member *member,
                   const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	array_vlog(a, event, member, fmt, ap);
 	va_end(ap);
-	array_log_line(a, msg);
-	if (a->event)
-		a->event(a->event_ctx, event, member ? member->abs_path : NULL, msg);
 }
 
 void array_log_text(struct raid_array *a, char *buf, size_t len)
@@ -254,11 +260,28 @@ bool array_member_error(struct raid_array *a, int role, struct member *erred, in
 		             "member %s (role %d) failed on %s: %s; the array continues degraded",
 		          m->abs_path, role, is_write ? "write" : "read", strerror(-err));
 		kick = true;
-	} else {
-		if (is_write && a->sticky_error == 0)
+	} else if (is_write) {
+		/* Lost without a copy to fall back on: md marks the array
+		 * broken. A parity member is out as well, for in-memory use
+		 * only (the superblocks keep it, so a forced assembly can take
+		 * it back): its stale chunks would otherwise feed
+		 * reconstructions that read back wrong bytes without an error.
+		 * A mirror's last copy keeps serving what it holds, as in md. */
+		if (a->sticky_error == 0)
 			a->sticky_error = err;
-		array_logf(a, "member %s (role %d): %s error: %s; no redundancy left to fail it",
-		          m->abs_path, role, is_write ? "write" : "read", strerror(-err));
+		bool first = !atomic_exchange(&a->broken, true);
+		if (a->ops->max_parity > 0) {
+			a->slot[role] = NULL;
+			m->state = MEMBER_FAULTY;
+		}
+		array_eventf(a, "Fail", m,
+		             "member %s (role %d) failed on write: %s; no redundancy left: the "
+		             "array is failed%s (writes fail, reads that need the member fail); "
+		             "unmount, check the members, then mount --force",
+		             m->abs_path, role, strerror(-err), first ? "" : " already");
+	} else {
+		array_logf(a, "member %s (role %d): read error: %s; no redundancy left to fail it",
+		          m->abs_path, role, strerror(-err));
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	if (kick)
@@ -1289,6 +1312,8 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 		return -ENOSPC;
 	if (len == 0)
 		return 0;
+	if (atomic_load(&a->broken))
+		return -EIO;
 	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->write(a, buf, len, off);
@@ -1387,8 +1412,9 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	struct textbuf t = textbuf_init(buf, len);
 	pthread_mutex_lock(&a->state_lock);
 	nr_missing = array_missing_count(a);
-	textbuf_appendf(&t, "%s : active%s %s", a->set_name[0] ? a->set_name : "raidfuse",
-	              a->read_only ? " (read-only)" : "", a->ops->name);
+	textbuf_appendf(&t, "%s : active%s%s %s", a->set_name[0] ? a->set_name : "raidfuse",
+	              a->read_only ? " (read-only)" : "",
+	              atomic_load(&a->broken) ? " (FAILED: a write was lost)" : "", a->ops->name);
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		if (a->slot[role])
 			textbuf_appendf(&t, " %s[%d]%s", a->slot[role]->abs_path, role,

@@ -62,6 +62,9 @@ struct raid_array {
 	/* Started dirty and degraded (--force): parity may be torn where the
 	 * bitmap marks; the array stays dirty until resynced. */
 	atomic_bool resync_pending;
+	/* A write was lost with no redundancy left to fail its member (md's
+	 * MD_BROKEN): every later write fails, the array stays dirty. */
+	atomic_bool broken;
 	uint64_t resynced_regions;               /* bitmap regions resynced at start */
 
 	pthread_mutex_t state_lock;              /* slot[], events, superblock writes */

@@ -155,14 +155,17 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	int missing = array_missing_count(a);
 	textbuf_appendf(&t, "{\"name\":\"%s\",\"uuid\":\"%s\",\"level\":\"%s\",\"layout\":\"%s\","
 	     "\"chunk_bytes\":%u,\"raid_disks\":%d,\"array_bytes\":%" PRIu64 ","
-	     "\"state\":\"%s\",\"degraded\":%d,\"read_only\":%s,\"events\":%" PRIu64 ","
-	     "\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
+	     "\"state\":\"%s\",\"degraded\":%d,\"read_only\":%s,\"resync_pending\":%s,"
+	     "\"events\":%" PRIu64 ",\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
 	     ",\"sync_total_sectors\":%" PRIu64 ",\"sync_rate_kib\":%" PRIu64
 	     ",\"mismatch_cnt\":%" PRIu64 ",",
 	     json_escape(a->set_name, name, sizeof(name)), uuid, a->ops->name, layout,
 	     a->geo.chunk_bytes, a->geo.raid_disks,
-	     a->geo.array_bytes, a->started ? "active" : "clean", missing,
-	     a->read_only ? "true" : "false", a->events, sync_action_name(p.action),
+	     a->geo.array_bytes,
+	     atomic_load(&a->broken) ? "failed" : a->started ? "active" : "clean", missing,
+	     a->read_only ? "true" : "false",
+	     atomic_load(&a->resync_pending) ? "true" : "false", a->events,
+	     sync_action_name(p.action),
 	     p.done_sectors, p.total_sectors, p.rate_kib, p.mismatch_sectors);
 	if (a->bitmap)
 		textbuf_appendf(&t, "\"bitmap\":{\"chunk_bytes\":%" PRIu64 ",\"regions\":%" PRIu64

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "level.h"
+#include "md_super.h"
 #include "member.h"
 
 #define UMOUNT_WAIT_SECONDS 120
@@ -122,6 +124,92 @@ static int umount_run_fusermount(const char *mountpoint)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
+/* What the daemon says of itself before it goes: the members that carry
+ * the array's state (in sync or being rebuilt), and whether a dirty end
+ * is expected. */
+struct umount_expect {
+	char paths[RAID_MAX_MEMBERS][PATH_MAX];
+	int nr_paths;
+	bool read_only;
+	bool resync_pending;   /* started dirty and degraded: stays dirty */
+};
+
+static bool umount_read_ctl(const char *mountpoint, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/.raidfuse/%s", mountpoint, name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t got = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[got] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
+}
+
+static void umount_collect(const char *mountpoint, struct umount_expect *ex)
+{
+	static char json[65536];
+	char attr[64], state[64];
+
+	memset(ex, 0, sizeof(*ex));
+	if (umount_read_ctl(mountpoint, "status.json", json, sizeof(json))) {
+		ex->read_only = strstr(json, "\"read_only\":true") != NULL;
+		ex->resync_pending = strstr(json, "\"resync_pending\":true") != NULL;
+	}
+	for (int dev = 0; dev < 1024 && ex->nr_paths < RAID_MAX_MEMBERS; dev++) {
+		snprintf(attr, sizeof(attr), "dev%d/state", dev);
+		if (!umount_read_ctl(mountpoint, attr, state, sizeof(state)))
+			break;
+		if (strncmp(state, "in_sync", 7) != 0 && strncmp(state, "rebuilding", 10) != 0)
+			continue;
+		snprintf(attr, sizeof(attr), "dev%d/path", dev);
+		if (umount_read_ctl(mountpoint, attr, ex->paths[ex->nr_paths], PATH_MAX))
+			ex->nr_paths++;
+	}
+}
+
+/* After the daemon has gone: whether every member it named says clean. A
+ * stop that could not flush (a member write error) leaves the array
+ * dirty, and only the daemon's log said so. */
+static bool umount_members_clean(const struct umount_expect *ex, char *dirty_path, size_t len)
+{
+	for (int i = 0; i < ex->nr_paths; i++) {
+		struct member m;
+		char err[256];
+		if (member_open(&m, ex->paths[i], true, err, sizeof(err)) < 0)
+			continue;
+		bool dirty = member_super_load(&m, err, sizeof(err)) == 0 &&
+		             m.sb.resync_offset != MD_RESYNC_NONE;
+		member_close(&m);
+		if (dirty) {
+			snprintf(dirty_path, len, "%s", ex->paths[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int umount_verdict(const char *mountpoint, const struct umount_expect *ex)
+{
+	char dirty_path[PATH_MAX];
+
+	if (ex->read_only || umount_members_clean(ex, dirty_path, sizeof(dirty_path)))
+		return CLI_EXIT_OK;
+	if (ex->resync_pending) {
+		fprintf(stderr, "raidfuse umount: %s stays marked dirty, as expected after a forced "
+		        "start: its parity is resynced at the next start with every member\n",
+		        mountpoint);
+		return CLI_EXIT_OK;
+	}
+	cli_error("umount", "the array at %s was not stopped cleanly (%s is still marked active): "
+	          "a member write or the final flush failed; see the system log. It is resynced at "
+	          "the next mount",
+	          mountpoint, dirty_path);
+	return CLI_EXIT_ERROR;
+}
+
 int cmd_umount(int argc, char **argv)
 {
 	if (argc != 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -135,6 +223,8 @@ int cmd_umount(int argc, char **argv)
 		return CLI_EXIT_ERROR;
 	}
 	pid_t daemon_pid = umount_read_daemon_pid(mountpoint);
+	static struct umount_expect expect;
+	umount_collect(mountpoint, &expect);
 
 	if (umount_run_fusermount(mountpoint) < 0) {
 		cli_error("umount", "cannot unmount %s (is it a raidfuse mount, and not busy?)",
@@ -145,7 +235,7 @@ int cmd_umount(int argc, char **argv)
 		return CLI_EXIT_OK;
 	for (int waited_ms = 0; waited_ms < UMOUNT_WAIT_SECONDS * 1000; waited_ms += 20) {
 		if (umount_daemon_gone(daemon_pid))
-			return CLI_EXIT_OK;
+			return umount_verdict(mountpoint, &expect);
 		struct timespec nap = { 0, 20 * 1000 * 1000 };
 		nanosleep(&nap, NULL);
 	}

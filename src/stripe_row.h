@@ -10,6 +10,7 @@
 #ifndef RAIDFUSE_STRIPE_ROW_H
 #define RAIDFUSE_STRIPE_ROW_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +30,10 @@ struct stripe_row {
 	uint64_t row;
 	struct row_layout lay;
 	uint32_t nr_columns;                  /* columns per chunk */
-	uint32_t nr_dirty;                    /* dirty columns over all chunks */
+	/* Dirty columns over all chunks. Changed under the row's entry lock;
+	 * atomic because the cache's list bookkeeping reads it under its
+	 * own lock only (stripe_cache.c, entry_put_locked). */
+	atomic_uint nr_dirty;
 	uint8_t *data[RAID_MAX_MEMBERS];      /* chunk k, chunk_bytes, 64-byte aligned */
 	uint8_t *state[RAID_MAX_MEMBERS];     /* chunk k, one enum column_state per column */
 	uint8_t *buffers;                     /* one allocation behind data[] and state[] */

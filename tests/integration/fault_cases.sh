@@ -61,10 +61,14 @@ for _ in range(2):
 sys.exit(0 if errors == 2 else 1)
 PY
 echo clear >mnt/.raidfuse/dev1/fault
-rf_umount mnt
+grep -q "FAILED" mnt/.raidfuse/status || fail "the array that lost a write is not failed"
+if "$RAIDFUSE" umount mnt 2>umount.err; then
+	fail "umount of an array that lost writes exited 0"
+fi
+grep -q "not stopped cleanly" umount.err || fail "umount's message: $(cat umount.err)"
 mdadm --examine m0 2>/dev/null | grep -q "State : active" ||
 	fail "an array that lost writes was marked clean"
-log "ok: a write error without redundancy is reported by two fsyncs; the array stays dirty"
+log "ok: a write error without redundancy is reported by two fsyncs; the array fails and stays dirty; umount exits 1"
 
 # 3. A member failing during the rebuild of another (RAID5).
 "$RAIDFUSE" create --force --level 5 --raid-devices 3 --chunk 64K --size 48M n0 n1 n2 >/dev/null
@@ -85,8 +89,9 @@ grep -q "recover of role 1: Input/output error" mnt3/.raidfuse/log ||
 	fail "the stopped rebuild is not in the log: $(cat mnt3/.raidfuse/log)"
 grep -q "no redundancy left to fail it" mnt3/.raidfuse/log || fail "the member error is not in the log"
 echo clear >mnt3/.raidfuse/dev2/fault
-rf_umount mnt3
-log "ok: a member failing during another's rebuild: writes get EIO, the rebuild stops, both logged"
+grep -q "FAILED" mnt3/.raidfuse/status || fail "the array that lost a write is not failed"
+"$RAIDFUSE" umount mnt3 2>/dev/null && fail "umount of an array that lost a write exited 0"
+log "ok: a member failing during another's rebuild: writes get EIO, the array fails, the rebuild stops, all logged"
 
 # dev_of MOUNT FILE: the devN directory of the member at FILE.
 dev_of() {

@@ -318,21 +318,30 @@ int array_fail_role(struct raid_array *a, int role)
 	return 0;
 }
 
+/* Give up m if it is still the target of role's rebuild or copy; *serving
+ * is the member that keeps the role (a replace), or NULL. */
+static bool rebuild_target_drop(struct raid_array *a, int role, struct member *m,
+                                struct member **serving)
+{
+	bool dropped = false;
+
+	pthread_mutex_lock(&a->state_lock);
+	if (m && role >= 0 && role < a->geo.raid_disks && a->rebuilding[role] == m) {
+		member_give_up_locked(a, m);
+		array_super_sync(a, false);
+		*serving = a->slot[role];
+		dropped = true;
+	}
+	pthread_mutex_unlock(&a->state_lock);
+	return dropped;
+}
+
 int array_fail_rebuilding(struct raid_array *a, struct member *m)
 {
 	int role = m->role;
 	struct member *serving = NULL;
-	bool dropped = false;
 
-	pthread_mutex_lock(&a->state_lock);
-	if (role >= 0 && role < a->geo.raid_disks && a->rebuilding[role] == m) {
-		member_give_up_locked(a, m);
-		array_super_sync(a, false);
-		serving = a->slot[role];
-		dropped = true;
-	}
-	pthread_mutex_unlock(&a->state_lock);
-	if (!dropped)
+	if (!rebuild_target_drop(a, role, m, &serving))
 		return -EINVAL;
 	array_eventf(a, "FailSpare", m, "%s, being %s role %d, set faulty; %s", m->abs_path,
 	             serving ? "copied to replace" : "rebuilt for", role,
@@ -703,18 +712,9 @@ bool array_rebuild_needed(struct raid_array *a, int role, uint64_t sync_off, uin
 
 void array_rebuild_target_failed(struct raid_array *a, int role, struct member *m, int err)
 {
-	bool dropped = false;
 	struct member *serving = NULL;
 
-	pthread_mutex_lock(&a->state_lock);
-	if (m && a->rebuilding[role] == m) {
-		member_give_up_locked(a, m);
-		array_super_sync(a, false);
-		serving = a->slot[role];
-		dropped = true;
-	}
-	pthread_mutex_unlock(&a->state_lock);
-	if (!dropped)
+	if (!rebuild_target_drop(a, role, m, &serving))
 		return;
 	if (serving)
 		array_eventf(a, "FailSpare", m,

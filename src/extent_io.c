@@ -144,12 +144,6 @@ static int extent_read_piece(struct raid_array *a, char *dst, size_t len, uint64
 	return 0;
 }
 
-static void read_balance_end_all(struct io_req *reqs, int nr)
-{
-	for (int i = 0; i < nr; i++)
-		read_balance_end(reqs[i].member);
-}
-
 /* Reads go to every member at once: each extent from the copy the read
  * balancer picks, in parallel; a piece whose read fails is read again copy
  * by copy.
@@ -171,12 +165,10 @@ static int extent_read(struct raid_array *a, void *buf, size_t len, uint64_t off
 			size_t piece = ext.len_bytes < len ? (size_t)ext.len_bytes : len;
 			int c = read_balance_pick(a, &ext, piece);
 			struct member *m = c >= 0 ? a->slot[ext.copies[c].role] : NULL;
-			if (!m) {
-				read_balance_end_all(reqs, nr);
+			if (!m)
 				return -EIO;
-			}
 			uint64_t at = ext.copies[c].member_off_bytes;
-			read_balance_begin(m, at, piece);
+			read_balance_note(m, at, piece);
 			reqs[nr] = (struct io_req){ .member = m, .buf = dst, .len_bytes = piece,
 			                            .data_off_bytes = at };
 			req_off[nr++] = off;
@@ -184,9 +176,7 @@ static int extent_read(struct raid_array *a, void *buf, size_t len, uint64_t off
 			off += piece;
 			len -= piece;
 		}
-		int batch_rc = io_pool_run(a->io_pool, reqs, nr);
-		read_balance_end_all(reqs, nr);
-		if (batch_rc == 0)
+		if (io_pool_run(a->io_pool, reqs, nr) == 0)
 			continue;
 		for (int i = 0; i < nr; i++) {
 			if (reqs[i].result == 0)

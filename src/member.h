@@ -51,7 +51,6 @@ struct member {
 	atomic_int sync_error;       /* first failed fdatasync (-errno), or 0 */
 
 	/* Read balancing over mirrors (read_balance.c). */
-	atomic_uint reads_in_flight;
 	atomic_uint_fast64_t read_head_bytes; /* where the last read picked here ends */
 	atomic_bool write_mostly;    /* md's WriteMostly flag (sb.devflags) */
 };

@@ -1,13 +1,16 @@
 /* read_balance.c - see read_balance.h.
  *
- * Reading every piece from the first copy, as the mirrors once did, left
- * half of a RAID10's members and one of a RAID1's idle for reads. md takes
- * an idle disk before a busy one (the next request keeps the others
- * busy) and, among busy ones, the least loaded, then the nearest head
- * position; a sequential reader at depth 1 so stays on one member (its
- * head is where the next read starts), which keeps that member's own
- * read-ahead useful. The counts are hints: racing pickers at worst
- * choose a busier copy.
+ * Reading every piece from the first copy left half of a RAID10's members
+ * and one of a RAID1's idle for reads. md picks by load and head position
+ * because it sits below the page cache. raidfuse reads its members through
+ * theirs (the volume's own is bypassed), so a block must come from the same
+ * copy every time, or a block read again may come from the copy that did
+ * not cache it. So the copy is fixed by the block's place (16 MiB regions
+ * of the member, in turn over the copies), which spreads random reads over
+ * every member, and a reader that goes on where the last read of a copy
+ * ended stays on it. Regions that large keep a sequential stream on one
+ * member, and its own read-ahead useful, even when FUSE hands the stream's
+ * requests over out of order.
  */
 #include "config.h"
 
@@ -17,6 +20,8 @@
 #include "member_badblocks.h"
 #include "read_balance.h"
 
+#define READ_BALANCE_REGION_BYTES (16u * 1024u * 1024u)
+
 /* Whether m is to be read only when nothing else holds the bytes. */
 static bool read_balance_avoid(const struct raid_array *a, struct member *m)
 {
@@ -25,10 +30,8 @@ static bool read_balance_avoid(const struct raid_array *a, struct member *m)
 
 int read_balance_pick(const struct raid_array *a, const struct raid_extent *ext, size_t len)
 {
-	int best = -1, fallback = -1;
-	unsigned best_pending = 0;
-	uint64_t best_distance = 0;
-	bool best_idle_at_head = false;
+	int usable[RAID_MAX_COPIES];
+	int nr_usable = 0, fallback = -1;
 
 	for (int c = 0; c < ext->nr_copies; c++) {
 		struct member *m = a->slot[ext->copies[c].role];
@@ -41,37 +44,17 @@ int read_balance_pick(const struct raid_array *a, const struct raid_extent *ext,
 				fallback = c;
 			continue;
 		}
-		unsigned pending = (unsigned)atomic_load_explicit(&m->reads_in_flight,
-		                                                  memory_order_relaxed);
-		uint64_t head = atomic_load_explicit(&m->read_head_bytes, memory_order_relaxed);
-		uint64_t distance = head > at ? head - at : at - head;
-		bool idle_at_head = pending == 0 && distance == 0;
-		if (idle_at_head && !best_idle_at_head) {
-			best = c;
-			best_idle_at_head = true;
-			best_pending = 0;
-			best_distance = 0;
-			continue;
-		}
-		if (best_idle_at_head)
-			continue;
-		if (best < 0 || pending < best_pending ||
-		    (pending == best_pending && distance < best_distance)) {
-			best = c;
-			best_pending = pending;
-			best_distance = distance;
-		}
+		if (atomic_load_explicit(&m->read_head_bytes, memory_order_relaxed) == at)
+			return c; /* a sequential reader goes on */
+		usable[nr_usable++] = c;
 	}
-	return best >= 0 ? best : fallback;
+	if (nr_usable == 0)
+		return fallback;
+	uint64_t region = ext->copies[usable[0]].member_off_bytes / READ_BALANCE_REGION_BYTES;
+	return usable[region % (uint64_t)nr_usable];
 }
 
-void read_balance_begin(struct member *m, uint64_t at, size_t len)
+void read_balance_note(struct member *m, uint64_t at, size_t len)
 {
-	atomic_fetch_add_explicit(&m->reads_in_flight, 1, memory_order_relaxed);
 	atomic_store_explicit(&m->read_head_bytes, at + len, memory_order_relaxed);
-}
-
-void read_balance_end(struct member *m)
-{
-	atomic_fetch_sub_explicit(&m->reads_in_flight, 1, memory_order_relaxed);
 }

@@ -1,6 +1,7 @@
-/* read_balance.h - which copy of a mirrored extent a read goes to (md's
- * read_balance): an idle copy first, else the one with the fewest reads in
- * flight, ties to the one whose last read ended nearest; a write-mostly
+/* read_balance.h - which copy of a mirrored extent a read goes to: the
+ * copy whose last read ended where this one starts (a sequential reader),
+ * else one fixed by the block's place, so that reads spread over every
+ * member and a block is always cached by the same one; a write-mostly
  * member (raid1) only when no other copy is there. */
 #ifndef RAIDFUSE_READ_BALANCE_H
 #define RAIDFUSE_READ_BALANCE_H
@@ -15,9 +16,8 @@ struct member;
  * when no copy's member is present. */
 int read_balance_pick(const struct raid_array *a, const struct raid_extent *ext, size_t len);
 
-/* Account a read of len bytes at at (member data-area bytes) to m while it
- * runs: read_balance_pick sees it in flight, and where it ends. */
-void read_balance_begin(struct member *m, uint64_t at, size_t len);
-void read_balance_end(struct member *m);
+/* Note a read of len bytes at at (member data-area bytes) going to m:
+ * where it ends is where a sequential reader continues. */
+void read_balance_note(struct member *m, uint64_t at, size_t len);
 
 #endif

@@ -37,8 +37,8 @@ track_mount "$MNT"
 array_sha() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["arrays"][sys.argv[2]]["array_sha256"])' "$MANIFEST" "$1"; }
 
 # log_bad MEMBER SECTOR COUNT...: write md bad block entries (data-area
-# sectors, turned absolute) into MEMBER's log, set the feature bit, fix the
-# checksum, and fill those sectors with garbage. With --no-feature, the
+# sectors, turned absolute) into MEMBER's log, set the feature bit (and so
+# the checksum), and fill those sectors with garbage. With --no-feature, the
 # garbage only (the control).
 log_bad() {
 	python3 - "$@" <<'PY'
@@ -67,19 +67,8 @@ with open(path, "r+b") as f:
         sys.exit(0)
     f.seek((8 + offset) * 512)
     f.write(log)
-    fm, = struct.unpack_from("<I", sb, 8)
-    struct.pack_into("<I", sb, 8, fm | 8)
-    max_dev, = struct.unpack_from("<I", sb, 220)
-    struct.pack_into("<I", sb, 216, 0)
-    n = 256 + 2 * max_dev
-    total = sum(struct.unpack_from("<%dI" % (n // 4), sb, 0))
-    if n % 4:
-        total += struct.unpack_from("<H", sb, n - 2)[0]
-    csum = ((total & 0xffffffff) + (total >> 32)) & 0xffffffff
-    struct.pack_into("<I", sb, 216, csum)
-    f.seek(4096)
-    f.write(sb)
 PY
+	[ "$1" = --no-feature ] || md_sb_patch "$1" feature_or=8 # MD_FEATURE_BAD_BLOCKS
 }
 
 # logged DIR NAME ROLE:SECTOR:COUNT...: log_bad once per member (it writes

@@ -48,10 +48,7 @@ fi
 if "$RAIDFUSE" umount mnt 2>err; then fail "umount of an array left dirty exited 0"; fi
 grep -q "not stopped cleanly" err || fail "umount's message: $(cat err)"
 mountpoint -q mnt && fail "umount failed to unmount"
-python3 -c 'import struct,sys
-f = open(sys.argv[1], "rb"); f.seek(4096 + 208)
-sys.exit(0 if struct.unpack("<Q", f.read(8))[0] != 2**64 - 1 else 1)' m2 ||
-	fail "the failed array was marked clean"
+[ "$(md_sb_field m2 208 '<Q')" != 18446744073709551615 ] || fail "the failed array was marked clean"
 log "ok: raid5: a lost parity write fails the array: EIO where the stale parity would be used, intact chunks read, writes refused, left dirty, umount exits 1"
 
 # RAID1: the last copy failing a write.

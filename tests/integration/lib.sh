@@ -115,3 +115,58 @@ md_ref_field() {
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["arrays"][sys.argv[2]][sys.argv[3]])' \
 		"$SHARED_DIR/md-refs/manifest.json" "$1" "$2"
 }
+
+# dev_of MOUNT FILE: the devN directory of the member at FILE.
+dev_of() {
+	local d
+	for d in "$1"/.raidfuse/dev*; do
+		[ "$(cat "$d/path")" = "$(readlink -f "$2")" ] && { basename "$d"; return 0; }
+	done
+	return 1
+}
+
+# md_sb_patch MEMBER FIELD=VALUE...: rewrite fields of a member's md 1.2
+# superblock and its checksum (as md_super_csum computes it), for states a
+# crash or md leaves that a test cannot reach otherwise. FIELDs: events,
+# feature_map, feature_or (bits to set), recovery_offset, roleN.
+md_sb_patch() {
+	python3 - "$@" <<'PY'
+import struct, sys
+path, edits = sys.argv[1], sys.argv[2:]
+with open(path, "r+b") as f:
+    f.seek(4096)
+    sb = bytearray(f.read(4096))
+    for e in edits:
+        k, v = e.split("=")
+        v = int(v, 0)
+        if k == "events":
+            struct.pack_into("<Q", sb, 200, v)
+        elif k == "feature_map":
+            struct.pack_into("<I", sb, 8, v)
+        elif k == "feature_or":
+            struct.pack_into("<I", sb, 8, struct.unpack_from("<I", sb, 8)[0] | v)
+        elif k == "recovery_offset":
+            struct.pack_into("<Q", sb, 152, v)
+        elif k.startswith("role"):
+            struct.pack_into("<H", sb, 256 + 2 * int(k[4:]), v)
+        else:
+            sys.exit("md_sb_patch: unknown field " + k)
+    max_dev, = struct.unpack_from("<I", sb, 220)
+    struct.pack_into("<I", sb, 216, 0)
+    n = 256 + 2 * max_dev
+    total = sum(struct.unpack_from("<%dI" % (n // 4), sb, 0))
+    if n % 4:
+        total += struct.unpack_from("<H", sb, n - 2)[0]
+    struct.pack_into("<I", sb, 216, ((total & 0xffffffff) + (total >> 32)) & 0xffffffff)
+    f.seek(4096)
+    f.write(sb)
+PY
+}
+
+# md_sb_field MEMBER OFFSET FORMAT: one field of the superblock (struct
+# format, e.g. '<Q' for events at 200).
+md_sb_field() {
+	python3 -c 'import struct,sys
+f = open(sys.argv[1], "rb"); f.seek(4096 + int(sys.argv[2]))
+print(struct.unpack(sys.argv[3], f.read(struct.calcsize(sys.argv[3])))[0])' "$@"
+}

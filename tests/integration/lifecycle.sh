@@ -21,45 +21,6 @@ require_fuse
 require_cmd python3
 
 cd "$WORK"
-# sb_patch MEMBER field=value...: rewrite fields of an md 1.2 superblock
-# (events, feature_map, recovery_offset, roleN) and its checksum, as a
-# daemon killed between superblock writes leaves them.
-sb_patch() {
-	python3 - "$@" <<'PY'
-import struct, sys
-path, edits = sys.argv[1], sys.argv[2:]
-with open(path, "r+b") as f:
-    f.seek(4096)
-    sb = bytearray(f.read(4096))
-    for e in edits:
-        k, v = e.split("=")
-        v = int(v, 0)
-        if k == "events":
-            struct.pack_into("<Q", sb, 200, v)
-        elif k == "feature_map":
-            struct.pack_into("<I", sb, 8, v)
-        elif k == "recovery_offset":
-            struct.pack_into("<Q", sb, 152, v)
-        elif k.startswith("role"):
-            struct.pack_into("<H", sb, 256 + 2 * int(k[4:]), v)
-        else:
-            sys.exit("unknown field " + k)
-    max_dev, = struct.unpack_from("<I", sb, 220)
-    struct.pack_into("<I", sb, 216, 0)
-    n = 256 + 2 * max_dev
-    total = sum(struct.unpack_from("<%dI" % (n // 4), sb, 0))
-    if n % 4:
-        total += struct.unpack_from("<H", sb, n - 2)[0]
-    struct.pack_into("<I", sb, 216, ((total & 0xffffffff) + (total >> 32)) & 0xffffffff)
-    f.seek(4096)
-    f.write(sb)
-PY
-}
-sb_field() { # MEMBER OFFSET FORMAT
-	python3 -c 'import struct,sys
-f = open(sys.argv[1], "rb"); f.seek(4096 + int(sys.argv[2]))
-print(struct.unpack(sys.argv[3], f.read(struct.calcsize(sys.argv[3])))[0])' "$@"
-}
 state() { cat "$1/.raidfuse/$2/state"; }
 wait_state() { # MNT DEV STATE [SECONDS]
 	local i
@@ -89,6 +50,14 @@ kill_daemon() { # MNT
 	for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
 }
+# slow_swap MNT OLD NEW SIZE: fail and remove OLD, then add NEW (created at
+# SIZE) with the rebuild slowed to 2 MB/s, so that it is caught midway.
+slow_swap() {
+	"$RAIDFUSE" fail "$1" "$WORK/$2" && "$RAIDFUSE" remove "$1" "$WORK/$2" || fail "fail/remove $2"
+	echo 2000 >"$1/.raidfuse/sync_speed_max"
+	truncate -s "$4" "$3"
+	"$RAIDFUSE" add "$1" "$WORK/$3" || fail "add $3"
+}
 head -c 40M /dev/urandom >ref
 
 # 1. Remove refused while rebuilding; fail; add again: a full rebuild.
@@ -97,20 +66,17 @@ head -c 40M /dev/urandom >ref
 rf_mount a b c mnt
 dd if=ref of=mnt/volume.img bs=1M conv=notrunc,fsync status=none
 sleep 6 # the bitmap's bits clear after five idle seconds
-"$RAIDFUSE" fail mnt c && "$RAIDFUSE" remove mnt c || fail "fail/remove c"
+slow_swap mnt c d 64M
 dd if=ref of=mnt/volume.img bs=64K count=1 conv=notrunc,fsync status=none
-echo 2000 >mnt/.raidfuse/sync_speed_max
-truncate -s 64M d
-"$RAIDFUSE" add mnt "$WORK/d" || fail "add d"
 sleep 2.5 # a checkpoint of d's recovery_offset is written every 2 s
-dev=$(grep -l "$WORK/d$" mnt/.raidfuse/dev*/path | head -1 | xargs dirname | xargs basename)
+dev=$(dev_of mnt "$WORK/d") || fail "d has no devN directory"
 case $(state mnt "$dev") in rebuilding*) ;; *) fail "d is not rebuilding: $(state mnt "$dev")" ;; esac
 if "$RAIDFUSE" remove mnt "$WORK/d" 2>err; then fail "a member being rebuilt was removed"; fi
 grep -q "being rebuilt; fail it first" err || fail "remove refusal unclear: $(cat err)"
 "$RAIDFUSE" fail mnt "$WORK/d" || fail "a member being rebuilt cannot be failed"
 [ "$(state mnt "$dev")" = faulty ] || fail "d after fail: $(state mnt "$dev")"
 "$RAIDFUSE" remove mnt "$WORK/d" || fail "remove d after fail"
-[ "$(sb_field d 8 '<I')" = 3 ] || fail "d's superblock has no recovery offset: feature map $(sb_field d 8 '<I')"
+[ "$(md_sb_field d 8 '<I')" = 3 ] || fail "d's superblock has no recovery offset: feature map $(md_sb_field d 8 '<I')"
 echo 200000 >mnt/.raidfuse/sync_speed_max
 "$RAIDFUSE" add mnt "$WORK/d" || fail "add d again"
 wait_idle mnt
@@ -122,16 +88,13 @@ log "ok: remove refused while rebuilding; fail stops it; added again, d is rebui
 
 # 2. A member still calling itself a spare is not trusted in a role.
 rf_mount a b d mnt
-"$RAIDFUSE" fail mnt d && "$RAIDFUSE" remove mnt d || fail "fail/remove d"
-echo 2000 >mnt/.raidfuse/sync_speed_max
-truncate -s 64M e
-"$RAIDFUSE" add mnt "$WORK/e" || fail "add e"
+slow_swap mnt d e 64M
 sleep 1
 kill_daemon mnt
-events=$(sb_field a 200 '<Q')
-enum=$(sb_field e 160 '<I')
+events=$(md_sb_field a 200 '<Q')
+enum=$(md_sb_field e 160 '<I')
 # e as the add wrote it: one update behind, a spare, no recovery offset.
-sb_patch e events=$((events - 1)) "role$enum=0xffff" feature_map=0x1 \
+md_sb_patch e events=$((events - 1)) "role$enum=0xffff" feature_map=0x1 \
 	recovery_offset=0xffffffffffffffff
 if "$RAIDFUSE" mount a b e mnt 2>err; then
 	"$RAIDFUSE" umount mnt
@@ -160,22 +123,17 @@ log "ok: a spare named first does not stand for the bitmap"
 # while t is rebuilt, after a write to rows t already holds; the crash
 # tears that write: new data on p, t's parity of it never written.
 rf_mount p q r mnt
-"$RAIDFUSE" fail mnt r && "$RAIDFUSE" remove mnt r || fail "fail/remove r"
-echo 2000 >mnt/.raidfuse/sync_speed_max
-truncate -s 48M t
-"$RAIDFUSE" add mnt "$WORK/t" || fail "add t"
+slow_swap mnt r t 48M
 sleep 2.5
 dd if=ref of=mnt/volume.img bs=64K count=1 conv=notrunc,fsync status=none
 kill_daemon mnt
-[ "$(sb_field t 152 '<Q')" -gt 0 ] || fail "t has no recovery checkpoint"
+[ "$(md_sb_field t 152 '<Q')" -gt 0 ] || fail "t has no recovery checkpoint"
 dd if=/dev/urandom of=p bs=4096 seek=256 count=1 conv=notrunc status=none
 rf_mount --force p q t mnt
 wait_idle mnt
 grep -q "started dirty and degraded (--force)" mnt/.raidfuse/log || fail "no resync-debt log line"
 rf_umount mnt
-python3 -c 'import struct,sys
-f = open(sys.argv[1], "rb"); f.seek(4096 + 208)
-sys.exit(0 if struct.unpack("<Q", f.read(8))[0] != 2**64 - 1 else 1)' p ||
+[ "$(md_sb_field p 208 '<Q')" != 18446744073709551615 ] ||
 	fail "the array was stamped clean after a forced dirty start"
 rf_mount p q t mnt
 grep -q "not stopped cleanly: resyncing" mnt/.raidfuse/log || fail "no resync at the next start"
@@ -206,8 +164,8 @@ sleep 1
 # without it md would see two devices claiming one role.
 "$RAIDFUSE" examine u | grep -q "Device Role : Replacement device 1" ||
 	fail "u is not marked a replacement: $("$RAIDFUSE" examine u | grep -i "role\|feature")"
-[ $(($(sb_field u 8 '<I') & 0x10)) = 16 ] || fail "no MD_FEATURE_REPLACEMENT on u"
-[ $(($(sb_field q 8 '<I') & 0x10)) = 0 ] || fail "the member being replaced is marked a replacement"
+[ $(($(md_sb_field u 8 '<I') & 0x10)) = 16 ] || fail "no MD_FEATURE_REPLACEMENT on u"
+[ $(($(md_sb_field q 8 '<I') & 0x10)) = 0 ] || fail "the member being replaced is marked a replacement"
 if command -v mdadm >/dev/null; then
 	mdadm --examine u | grep -q "Device Role : Replacement device 1" ||
 		fail "mdadm does not see u as a replacement: $(mdadm --examine u | grep -i role)"
@@ -219,7 +177,7 @@ wait_idle mnt
 cmp -s <(head -c 32M mnt/volume.img) <(head -c 32M ref) || fail "data after the replace"
 rf_umount mnt
 "$RAIDFUSE" examine u | grep -q "Device Role : Active device 1" || fail "u not active after the copy"
-[ $(($(sb_field u 8 '<I') & 0x10)) = 0 ] || fail "u still marked a replacement"
+[ $(($(md_sb_field u 8 '<I') & 0x10)) = 0 ] || fail "u still marked a replacement"
 verify0 p u t
 log "ok: a throttled check stops in $took ms; a refused replace can be retried"
 log "ok: a replacement carries md's replacement flag until the copy ends, and resumes after a stop"

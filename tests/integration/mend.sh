@@ -68,14 +68,6 @@ garble() {
 	head -c "$3" /dev/urandom >garble.bin
 	put garble.bin "$1" $(($(data_off "$1") + $2))
 }
-# dev_of MOUNT FILE: the devN directory of the member at FILE.
-dev_of() {
-	local d
-	for d in "$1"/.raidfuse/dev*; do
-		[ "$(cat "$d/path")" = "$(readlink -f "$2")" ] && { basename "$d"; return 0; }
-	done
-	return 1
-}
 read_errors() { # MOUNT DEV
 	sed -n 's/^read \([0-9]*\) write.*/\1/p' "$1/.raidfuse/$2/errors"
 }

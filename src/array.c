@@ -385,7 +385,12 @@ int array_remove_member(struct raid_array *a, struct member *m)
 	 * first. */
 	if (m->state == MEMBER_IN_SYNC || m->state == MEMBER_REBUILDING)
 		rc = -EBUSY;
-	else if (m->state != MEMBER_REMOVED) {
+	/* A re-added member waits as a spare for its rebuild's turn. */
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		if (a->rebuilding[role] == m)
+			rc = -EBUSY;
+	}
+	if (rc == 0 && m->state != MEMBER_REMOVED) {
 		m->state = MEMBER_REMOVED;
 		/* The descriptor stays open (a request still in flight may use
 		 * it), but the file is free for others. */
@@ -496,7 +501,10 @@ int array_recovery_finish(struct raid_array *a, int role, struct member *target)
 
 bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_out)
 {
-	if (a->read_only || !a->started || !a->ops->recover_unit)
+	/* md disables recovery on a failed array: it would rebuild from
+	 * members that missed a write, and every superblock update it makes
+	 * leaves the member taken out further behind for a forced start. */
+	if (a->read_only || !a->started || !a->ops->recover_unit || atomic_load(&a->broken))
 		return false;
 	if (a->ops->can_recover && !a->ops->can_recover(a))
 		return false;
@@ -505,6 +513,8 @@ bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_
 		if (a->slot[role] && !a->rebuilding[role])
 			continue;
 		struct member *m = a->rebuilding[role];
+		if (m && m->state != MEMBER_SPARE && m->state != MEMBER_REBUILDING)
+			m = NULL; /* removed while it waited */
 		for (int i = 0; !m && i < a->nr_members; i++)
 			if (a->members[i].state == MEMBER_SPARE)
 				m = &a->members[i];
@@ -677,6 +687,10 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
 {
 	struct member *m;
 	int readd_role = -1;
+	if (atomic_load(&a->broken))
+		return errmsg_fail(-EIO, err, errlen,
+		                   "the array is failed (a write was lost): unmount it, check the "
+		                   "members, and mount it again with --force before adding one");
 	int rc = array_member_prepare(a, path, &m, &readd_role, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -733,6 +747,10 @@ int array_replace_member(struct raid_array *a, struct member *old, const char *p
 	struct member *m;
 	int role = old->role;
 
+	if (atomic_load(&a->broken))
+		return errmsg_fail(-EIO, err, errlen,
+		                   "the array is failed (a write was lost): unmount it, check the "
+		                   "members, and mount it again with --force");
 	if (old->state != MEMBER_IN_SYNC || role < 0)
 		return errmsg_fail(-EINVAL, err, errlen, "%s is not in sync: add a member instead",
 		                   old->abs_path);

@@ -92,15 +92,30 @@ static int ctl_find_member(const char *mount, const char *name, char *dev, size_
 	}
 	if (!realpath(name, want))
 		snprintf(want, sizeof(want), "%s", name);
+	/* A file removed and added again has two entries: the live one is
+	 * meant, the removed one only when it is all there is. */
+	int removed_match = -1;
 	for (int i = 0; i < 1024; i++) {
+		char state[64];
 		snprintf(attr, sizeof(attr), "dev%d/path", i);
 		if (ctl_read(mount, attr, path, sizeof(path)) < 0)
 			break;
 		path[strcspn(path, "\n")] = '\0';
-		if (strcmp(path, want) == 0 || strcmp(path, name) == 0) {
-			snprintf(dev, devlen, "dev%d", i);
-			return 0;
+		if (strcmp(path, want) != 0 && strcmp(path, name) != 0)
+			continue;
+		snprintf(attr, sizeof(attr), "dev%d/state", i);
+		if (ctl_read(mount, attr, state, sizeof(state)) == 0 &&
+		    strncmp(state, "removed", 7) == 0) {
+			if (removed_match < 0)
+				removed_match = i;
+			continue;
 		}
+		snprintf(dev, devlen, "dev%d", i);
+		return 0;
+	}
+	if (removed_match >= 0) {
+		snprintf(dev, devlen, "dev%d", removed_match);
+		return 0;
 	}
 	return -ENOENT;
 }

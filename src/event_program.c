@@ -205,7 +205,7 @@ static int event_wait(struct event_program *ep, pid_t pid, const char *event)
 		if (drain_over || seconds_until(&run_deadline) <= 0) {
 			ep_logf(ep, "event program %s (%s) still runs after %s: killed", ep->program,
 			        event, drain_over ? "the array stopped" : "60 seconds");
-			kill(pid, SIGKILL);
+			kill(-pid, SIGKILL); /* its process group: what it started too */
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
 			return status;
@@ -228,7 +228,21 @@ static void event_run(struct event_program *ep, const struct queued_event *e)
 	/* No terminal to read from once detached, nor ever a volume request. */
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	int rc = posix_spawn(&pid, ep->program, &actions, NULL, argv, envp);
+	/* Default signals and an empty mask (the daemon ignores SIGTERM and
+	 * its kin while it stops), and a process group of its own, so that
+	 * a kill reaches whatever the program started too. */
+	posix_spawnattr_t attr;
+	sigset_t all, none;
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+	                                POSIX_SPAWN_SETPGROUP);
+	int rc = posix_spawn(&pid, ep->program, &actions, &attr, argv, envp);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&actions);
 	event_environment_free(envp);
 	if (rc != 0) {

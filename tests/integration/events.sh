@@ -23,8 +23,9 @@ cat >prog.sh <<EOF
 # One line per run: the argument count, the arguments, the environment.
 echo "\$# \$1|\$2|\${3-}|\$RAIDFUSE_EVENT|\$RAIDFUSE_ARRAY|\$RAIDFUSE_MEMBER|\$RAIDFUSE_MESSAGE" >>"$EVENTS"
 case "\$1" in
-Fail) [ -e "$WORK/hang" ] && exec sleep 300 ;;
+Fail) if [ -e "$WORK/hang" ]; then sleep 301 & wait; fi ;;
 TestMessage) exit 3 ;;
+DeviceDisappeared) grep '^SigIgn:' /proc/self/status >"$WORK/sigign" ;;
 esac
 exit 0
 EOF
@@ -121,7 +122,11 @@ log "ok: a check's RebuildFinished carries mismatch_cnt $mismatch; raidfuse fail
 : >"$EVENTS"
 rf_umount mnt
 wait_event "^2 DeviceDisappeared\|$MNT\|\|.*array at $MNT stopped$"
-log "ok: DeviceDisappeared at unmount"
+# The daemon ignores SIGTERM, SIGINT and SIGHUP while it stops; the
+# program must not inherit that.
+ign=$(awk '{print $2}' "$WORK/sigign")
+[ $((0x$ign & 0x4003)) = 0 ] || fail "the program at stop runs with signals ignored (SigIgn $ign)"
+log "ok: DeviceDisappeared at unmount, with default signals"
 
 # 3. Degraded start (m0 was failed), then an unclean stop: the resync.
 : >"$EVENTS"
@@ -161,6 +166,6 @@ for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; 
 ! kill -0 "$pid" 2>/dev/null || fail "the daemon still runs 30 s after unmount (hanging program)"
 took=$(($(date +%s) - start))
 [ "$took" -le 20 ] || fail "the stop took $took s with a hanging program"
-pgrep -f "sleep 300" >/dev/null && { pkill -f "sleep 300"; fail "the hanging program was left running"; }
-log "ok: a hanging program delays no write; the stop kills it and ends in $took s"
+pgrep -f "sleep 301" >/dev/null && { pkill -f "sleep 301"; fail "what the hanging program started was left running"; }
+log "ok: a hanging program delays no write; the stop kills it, and what it started, in $took s"
 log "PASS"

@@ -15,7 +15,8 @@
 #     for a retry;
 #  7. the copy carries md's MD_FEATURE_REPLACEMENT while the member it
 #     replaces serves (mdadm --examine: "Replacement device"), and a stop
-#     in the middle resumes.
+#     in the middle resumes;
+#  8. a re-added member queued for its rebuild cannot be removed.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd python3
@@ -181,4 +182,24 @@ rf_umount mnt
 verify0 p u t
 log "ok: a throttled check stops in $took ms; a refused replace can be retried"
 log "ok: a replacement carries md's replacement flag until the copy ends, and resumes after a stop"
+
+# 8. A re-added member waiting for its rebuild's turn (the sync thread is
+# busy with a replace) cannot be removed; the live entry is the one meant.
+"$RAIDFUSE" create --level 1 --raid-devices 3 --size 24M w0 w1 w2 >/dev/null || fail "create raid1"
+rf_mount w0 w1 w2 mnt
+dd if=ref of=mnt/volume.img bs=1M count=16 conv=notrunc,fsync status=none
+"$RAIDFUSE" fail mnt w2 && "$RAIDFUSE" remove mnt w2 || fail "fail/remove w2"
+dd if=ref of=mnt/volume.img bs=1M count=1 seek=2 skip=2 conv=notrunc,fsync status=none
+echo 200 >mnt/.raidfuse/sync_speed_max
+truncate -s 24M x0
+"$RAIDFUSE" replace mnt "$WORK/w0" "$WORK/x0" || fail "replace w0"
+"$RAIDFUSE" add mnt "$WORK/w2" || fail "re-add w2"
+if "$RAIDFUSE" remove mnt "$WORK/w2" 2>err; then fail "a member queued for its rebuild was removed"; fi
+echo 200000 >mnt/.raidfuse/sync_speed_max
+wait_idle mnt
+wait_idle mnt
+cmp -s <(head -c 16M mnt/volume.img) <(head -c 16M ref) || fail "raid1 data after the queued re-add"
+"$RAIDFUSE" status mnt | grep -q "\[3/3\]" || fail "not whole after the re-add: $("$RAIDFUSE" status mnt)"
+rf_umount mnt
+log "ok: a re-added member queued behind a replace cannot be removed; it is rebuilt"
 log "PASS"

@@ -499,14 +499,31 @@ int array_recovery_finish(struct raid_array *a, int role, struct member *target)
 	return rc;
 }
 
-bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_out)
+/* Why no member can be rebuilt online on this array now, or 0. */
+static int array_rebuild_refusal(const struct raid_array *a, char *err, size_t errlen)
 {
+	if (!a->ops->recover_unit)
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "%s has no redundancy to rebuild a member from", a->ops->name);
+	if (a->ops->can_recover && !a->ops->can_recover(a))
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "online rebuilds of this %s layout (0x%x) are not supported: md's "
+		                   "own mapping back from member to volume (raid10_find_virt) does "
+		                   "not hold for it, and md warns that it does not keep data safe",
+		                   a->ops->name, a->geo.layout);
 	/* md disables recovery on a failed array: it would rebuild from
 	 * members that missed a write, and every superblock update it makes
 	 * leaves the member taken out further behind for a forced start. */
-	if (a->read_only || !a->started || !a->ops->recover_unit || atomic_load(&a->broken))
-		return false;
-	if (a->ops->can_recover && !a->ops->can_recover(a))
+	if (atomic_load(&a->broken))
+		return errmsg_fail(-EIO, err, errlen,
+		                   "the array is failed (a write was lost): unmount it, check the "
+		                   "members, and mount it again with --force");
+	return 0;
+}
+
+bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_out)
+{
+	if (a->read_only || !a->started || array_rebuild_refusal(a, NULL, 0) < 0)
 		return false;
 	pthread_mutex_lock(&a->state_lock);
 	for (int role = 0; role < a->geo.raid_disks; role++) {
@@ -537,21 +554,6 @@ void array_recovery_kick(struct raid_array *a)
 	/* One rebuild at a time; the sync thread goes on to the next. */
 	if (array_recovery_next(a, &role, &m))
 		array_sync_recover(a, role, m);
-}
-
-/* Why no member can be rebuilt online on this array, or 0. */
-static int array_rebuild_refusal(const struct raid_array *a, char *err, size_t errlen)
-{
-	if (!a->ops->recover_unit)
-		return errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                   "%s has no redundancy to rebuild a member from", a->ops->name);
-	if (a->ops->can_recover && !a->ops->can_recover(a))
-		return errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                   "online rebuilds of this %s layout (0x%x) are not supported: md's "
-		                   "own mapping back from member to volume (raid10_find_virt) does "
-		                   "not hold for it, and md warns that it does not keep data safe",
-		                   a->ops->name, a->geo.layout);
-	return 0;
 }
 
 /* Open, claim and check a member to add, and give it a superblock of
@@ -634,14 +636,14 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	}
 	if (has_super) {
 		uint16_t old_role = md_super_role(&m->sb);
-		/* It left while the bitmap kept every region written since: it
-		 * needs only those (md's re-add). */
 		/* One that was itself being rebuilt when it left holds only
 		 * what that rebuild had reached (md re-adds it only with
 		 * MD_FEATURE_RECOVERY_BITMAP, which raidfuse never writes):
 		 * all of it again. */
 		bool was_recovering = (m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
 		                      m->sb.recovery_offset != MD_RESYNC_NONE;
+		/* It left while the bitmap kept every region written since: it
+		 * needs only those (md's re-add). */
 		if (readd_role && old_role < a->geo.raid_disks && !a->slot[old_role] &&
 		    !a->rebuilding[old_role] && a->bitmap && !was_recovering &&
 		    m->sb.events >= bitmap_events_cleared(a->bitmap) &&
@@ -687,10 +689,6 @@ int array_add_member(struct raid_array *a, const char *path, char *err, size_t e
 {
 	struct member *m;
 	int readd_role = -1;
-	if (atomic_load(&a->broken))
-		return errmsg_fail(-EIO, err, errlen,
-		                   "the array is failed (a write was lost): unmount it, check the "
-		                   "members, and mount it again with --force before adding one");
 	int rc = array_member_prepare(a, path, &m, &readd_role, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -747,10 +745,9 @@ int array_replace_member(struct raid_array *a, struct member *old, const char *p
 	struct member *m;
 	int role = old->role;
 
-	if (atomic_load(&a->broken))
-		return errmsg_fail(-EIO, err, errlen,
-		                   "the array is failed (a write was lost): unmount it, check the "
-		                   "members, and mount it again with --force");
+	int refused = array_rebuild_refusal(a, err, errlen);
+	if (refused < 0)
+		return refused;
 	if (old->state != MEMBER_IN_SYNC || role < 0)
 		return errmsg_fail(-EINVAL, err, errlen, "%s is not in sync: add a member instead",
 		                   old->abs_path);
@@ -1126,8 +1123,11 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	struct member *bitmap_source = NULL;
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
-		if (m && (!bitmap_source || &m->sb == fresh ||
-		          (m->sb.events > bitmap_source->sb.events && &bitmap_source->sb != fresh)))
+		if (m && &m->sb == fresh) {
+			bitmap_source = m;
+			break;
+		}
+		if (m && (!bitmap_source || m->sb.events > bitmap_source->sb.events))
 			bitmap_source = m;
 	}
 	if (bitmap_source)

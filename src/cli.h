@@ -35,6 +35,9 @@ int cmd_fstab_mount(int argc, char **argv);
  * at: a dead FUSE mount answers ENOTCONN). */
 bool cli_is_raidfuse_mount(const char *path);
 
+/* Read MOUNT/.raidfuse/NAME into buf (NUL-terminated). 0 or -errno. */
+int cli_ctl_read(const char *mount, const char *name, char *buf, size_t len);
+
 /* Print "raidfuse VERB: message" to stderr. */
 void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

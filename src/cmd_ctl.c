@@ -17,8 +17,7 @@
 #include "cli.h"
 #include "member.h"
 
-/* Read MOUNT/.raidfuse/NAME into buf (NUL-terminated). 0 or -errno. */
-static int ctl_read(const char *mount, const char *name, char *buf, size_t len)
+int cli_ctl_read(const char *mount, const char *name, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/.raidfuse/%s", mount, name);
@@ -48,7 +47,7 @@ static int ctl_write(const char *mount, const char *name, const char *text)
 static bool ctl_is_mount(const char *verb, const char *mount)
 {
 	char pid[32];
-	int rc = ctl_read(mount, "pid", pid, sizeof(pid));
+	int rc = cli_ctl_read(mount, "pid", pid, sizeof(pid));
 	if (rc < 0)
 		cli_error(verb, "%s is not a raidfuse mount (%s)", mount, strerror(-rc));
 	return rc == 0;
@@ -67,7 +66,7 @@ int cmd_status(int argc, char **argv)
 	const char *mount = argv[argc - 1];
 	if (!ctl_is_mount("status", mount))
 		return CLI_EXIT_ERROR;
-	int rc = ctl_read(mount, json ? "status.json" : "status", buf, sizeof(buf));
+	int rc = cli_ctl_read(mount, json ? "status.json" : "status", buf, sizeof(buf));
 	if (rc < 0) {
 		cli_error("status", "cannot read the status of %s: %s", mount, strerror(-rc));
 		return CLI_EXIT_ERROR;
@@ -84,7 +83,7 @@ static int ctl_find_member(const char *mount, const char *name, char *dev, size_
 
 	if (strncmp(name, "dev", 3) == 0 && name[3] && strspn(name + 3, "0123456789") == strlen(name + 3)) {
 		snprintf(attr, sizeof(attr), "%s/path", name);
-		if (ctl_read(mount, attr, path, sizeof(path)) == 0) {
+		if (cli_ctl_read(mount, attr, path, sizeof(path)) == 0) {
 			snprintf(dev, devlen, "%s", name);
 			return 0;
 		}
@@ -98,13 +97,13 @@ static int ctl_find_member(const char *mount, const char *name, char *dev, size_
 	for (int i = 0; i < 1024; i++) {
 		char state[64];
 		snprintf(attr, sizeof(attr), "dev%d/path", i);
-		if (ctl_read(mount, attr, path, sizeof(path)) < 0)
+		if (cli_ctl_read(mount, attr, path, sizeof(path)) < 0)
 			break;
 		path[strcspn(path, "\n")] = '\0';
 		if (strcmp(path, want) != 0 && strcmp(path, name) != 0)
 			continue;
 		snprintf(attr, sizeof(attr), "dev%d/state", i);
-		if (ctl_read(mount, attr, state, sizeof(state)) == 0 &&
+		if (cli_ctl_read(mount, attr, state, sizeof(state)) == 0 &&
 		    strncmp(state, "removed", 7) == 0) {
 			if (removed_match < 0)
 				removed_match = i;
@@ -152,7 +151,7 @@ static int ctl_member_verb(const char *verb, const char *action, int argc, char 
 static void ctl_print_last_log(const char *verb, const char *mount)
 {
 	static char log[65536];
-	if (ctl_read(mount, "log", log, sizeof(log)) < 0 || !log[0])
+	if (cli_ctl_read(mount, "log", log, sizeof(log)) < 0 || !log[0])
 		return;
 	size_t n = strlen(log);
 	if (log[n - 1] == '\n')
@@ -299,8 +298,8 @@ int cmd_wait(int argc, char **argv)
 	if (!ctl_is_mount("wait", mount))
 		return CLI_EXIT_ERROR;
 	for (;;) {
-		if (ctl_read(mount, "sync_action", action, sizeof(action)) < 0 ||
-		    ctl_read(mount, "sync_completed", completed, sizeof(completed)) < 0) {
+		if (cli_ctl_read(mount, "sync_action", action, sizeof(action)) < 0 ||
+		    cli_ctl_read(mount, "sync_completed", completed, sizeof(completed)) < 0) {
 			cli_error("wait", "%s went away", mount);
 			return CLI_EXIT_ERROR;
 		}
@@ -331,8 +330,8 @@ int cmd_wait(int argc, char **argv)
 	if (tty)
 		printf("\r%-78s\r", "");
 	char result[128] = "done\n";
-	ctl_read(mount, "mismatch_cnt", mismatch, sizeof(mismatch));
-	ctl_read(mount, "last_sync_result", result, sizeof(result));
+	cli_ctl_read(mount, "mismatch_cnt", mismatch, sizeof(mismatch));
+	cli_ctl_read(mount, "last_sync_result", result, sizeof(result));
 	result[strcspn(result, "\n")] = '\0';
 	if (strcmp(result, "done") != 0 && strcmp(result, "none") != 0) {
 		printf("%s: mismatch_cnt %s", result, mismatch);

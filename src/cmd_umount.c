@@ -134,16 +134,11 @@ struct umount_expect {
 	bool resync_pending;   /* started dirty and degraded: stays dirty */
 };
 
+/* One line of a control file, without its newline. */
 static bool umount_read_ctl(const char *mountpoint, const char *name, char *buf, size_t len)
 {
-	char path[PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/.raidfuse/%s", mountpoint, name);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (cli_ctl_read(mountpoint, name, buf, len) < 0)
 		return false;
-	size_t got = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[got] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return true;
 }

@@ -106,6 +106,7 @@ static void *sync_main(void *arg)
 	struct array_sync *s = a->sync;
 	bool repair = s->p.action == SYNC_REPAIR;
 	bool recover = s->p.action == SYNC_RECOVER;
+	const char *action_name = sync_action_name(s->p.action);
 	uint64_t units = recover && a->ops->recover_units ? a->ops->recover_units(a)
 	                                                  : a->ops->scrub_units(a);
 	int role = s->recover_role;
@@ -117,8 +118,7 @@ next_recovery:
 	if (recover)
 		rc = array_recovery_begin(a, role, s->recover_target);
 	else
-		array_eventf(a, "RebuildStarted", NULL, "%s %s started", a->ops->name,
-		             sync_action_name(s->p.last_action));
+		array_eventf(a, "RebuildStarted", NULL, "%s %s started", a->ops->name, action_name);
 	unsigned progress_reported = 0; /* RebuildNN events sent, in steps of 20% */
 
 	for (uint64_t unit = 0; unit < units && rc == 0; unit++) {
@@ -169,8 +169,7 @@ next_recovery:
 			snprintf(event, sizeof(event), "Rebuild%02u",
 			         progress_reported * SYNC_EVENT_STEP_PERCENT);
 			array_eventf(a, event, recover ? s->recover_target : NULL,
-			             "%s %s: %u%% done", a->ops->name,
-			             recover ? "recover" : repair ? "repair" : "check",
+			             "%s %s: %u%% done", a->ops->name, action_name,
 			             progress_reported * SYNC_EVENT_STEP_PERCENT);
 		}
 	}

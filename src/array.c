@@ -161,6 +161,13 @@ static int array_super_sync(struct raid_array *a, bool clean)
 			m->sb.feature_map |= MD_FEATURE_REPLACEMENT;
 		else
 			m->sb.feature_map &= ~MD_FEATURE_REPLACEMENT;
+		/* md's bad block log: named while the member holds entries,
+		 * dropped once it is empty, as md's super_1_sync does. */
+		int bbl = member_badblocks_feature(m);
+		if (bbl > 0)
+			m->sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
+		else if (bbl < 0)
+			m->sb.feature_map &= ~MD_FEATURE_BAD_BLOCKS;
 		m->sb.resync_offset = clean && !atomic_load(&a->resync_pending) ? MD_RESYNC_NONE : 0;
 		int wrc = member_super_store(m);
 		if (wrc == 0)
@@ -629,9 +636,9 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	if (member_badblocks_count(m, &bad_bytes)) {
 		member_close(m);
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s has %" PRIu64 " sectors in md's bad block log, which raidfuse "
-		                   "does not keep up to date: wipe it (raidfuse create --force) to "
-		                   "add it as a new member",
+		                   "%s has %" PRIu64 " sectors in md's bad block log of its old "
+		                   "place, which mean nothing for a new member: wipe it (raidfuse "
+		                   "create --force) to add it as a new member",
 		                   path, bad_bytes / SECTOR_BYTES);
 	}
 	if (has_super) {
@@ -672,9 +679,16 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	m->sb.data_size = m->file_bytes / SECTOR_BYTES - m->sb.data_offset;
 	m->sb.recovery_offset = MD_RESYNC_NONE;
 	/* A bad block log describes its own member's sectors (and members
-	 * with one are refused above): the new member has none. */
+	 * with one are refused above): the new member starts with an empty
+	 * one where the model keeps its log, for sectors its rebuild finds
+	 * nowhere. */
 	m->sb.feature_map &= ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_BAD_BLOCKS);
 	m->data_offset_bytes = model->data_offset_bytes;
+	rc = member_badblocks_load(m, err, errlen);
+	if (rc < 0) {
+		member_close(m);
+		return rc;
+	}
 	if (getrandom(m->sb.device_uuid, sizeof(m->sb.device_uuid), 0) != sizeof(m->sb.device_uuid)) {
 		member_close(m);
 		return errmsg_fail(-EIO, err, errlen, "cannot get random bytes");
@@ -739,6 +753,36 @@ void array_rebuild_target_failed(struct raid_array *a, int role, struct member *
 		           m->abs_path, role, strerror(-err), role);
 }
 
+int array_rebuild_lost(struct raid_array *a, int role, struct member *m, uint64_t data_off,
+                       uint64_t len)
+{
+	int rc = member_badblocks_add(m, data_off, len);
+	if (rc == 0)
+		rc = member_sync(m); /* the log on the member first, */
+	if (rc == 0) {
+		/* then the bit that sends md to it, under the lock that
+		 * superblock updates take (they rewrite feature_map); the next
+		 * one (a checkpoint of the rebuild, its end) stores it. */
+		pthread_mutex_lock(&a->state_lock);
+		m->sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
+		pthread_mutex_unlock(&a->state_lock);
+	}
+	if (rc < 0) {
+		array_logf(a, "rebuild of role %d: %" PRIu64 " bytes at member byte %" PRIu64
+		           " are held by no member (md's bad block log), and %s cannot log them "
+		           "as bad: %s",
+		           role, len, data_off, m->abs_path,
+		           rc == -ENOSPC ? "it has no room for md's bad block log, or it is full"
+		                         : strerror(-rc));
+		return rc;
+	}
+	array_logf(a, "rebuild of role %d: %" PRIu64 " bytes at member byte %" PRIu64 " are held "
+	           "by no member (md's bad block log): logged as bad on %s, as md does; reads "
+	           "there fail until they are written",
+	           role, len, data_off, m->abs_path);
+	return 0;
+}
+
 int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
                          size_t errlen)
 {
@@ -792,6 +836,8 @@ void array_tuning_defaults(struct array_tuning *t)
 
 void array_note_write_error(struct raid_array *a, int err)
 {
+	if (err == -ENODATA)
+		err = -EIO; /* md's bad block log: to the writer, an I/O error */
 	pthread_mutex_lock(&a->state_lock);
 	if (a->sticky_error == 0)
 		a->sticky_error = err;
@@ -859,21 +905,6 @@ static int assemble_open_members(struct raid_array *a, const char *const *paths,
 			rc = member_badblocks_load(&a->members[i], err, errlen);
 		if (rc < 0)
 			return rc;
-	}
-	/* md rewrites logged sectors and updates its log as writes land;
-	 * raidfuse reads around them but does not keep the log, so a write
-	 * there would be forgotten at the next assembly. */
-	for (int i = 0; i < nr_paths && !read_only; i++) {
-		uint64_t bad_bytes;
-		size_t ranges = member_badblocks_count(&a->members[i], &bad_bytes);
-		if (ranges)
-			return errmsg_fail(-EROFS, err, errlen,
-			                   "%s: md's bad block log marks %zu range(s), %" PRIu64
-			                   " sectors, whose bytes are stale; raidfuse serves such "
-			                   "arrays read-only (mount --readonly), answering those sectors "
-			                   "from redundancy. md (mdadm --assemble) mounts it read-write "
-			                   "and clears the log as it rewrites them",
-			                   a->members[i].path, ranges, bad_bytes / SECTOR_BYTES);
 	}
 	return 0;
 }
@@ -1335,6 +1366,12 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->write(a, buf, len, off);
+	if (rc == -ENODATA) {
+		array_logf(a, "write of %zu bytes at %" PRIu64 " failed: sectors in md's bad block "
+		           "log that no other member holds",
+		           len, off);
+		rc = -EIO;
+	}
 	if (rc < 0)
 		array_note_write_error(a, rc);
 	return rc;

@@ -220,6 +220,15 @@ static inline struct member *array_replacement_target(struct raid_array *a, int 
  * missing. Nothing happens if m is no longer that member. */
 void array_rebuild_target_failed(struct raid_array *a, int role, struct member *m, int err);
 
+/* Member bytes [data_off, data_off + len) of role, which the rebuild onto
+ * m (its target) found on no other member (sectors in md's bad block log
+ * where no redundancy is left): logged as bad on m, durably, as md's
+ * recovery does, so that reads there fail instead of returning bytes the
+ * array never held. 0, or -errno when m cannot log them (no room for a
+ * log, or a full one): the rebuild then stops, as md's does. */
+int array_rebuild_lost(struct raid_array *a, int role, struct member *m, uint64_t data_off,
+                       uint64_t len);
+
 /* Recovery bookkeeping for sync.c: start rebuilding role onto m (the
  * superblocks record it), note progress, finish. Each does nothing
  * (-ENODEV) once m is no longer the member rebuilt for role: given up

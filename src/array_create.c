@@ -24,6 +24,10 @@
 #include "parity.h"
 
 #define CREATE_DATA_OFFSET_SECTORS 2048u  /* 1 MiB, as mdadm 4.x for small members */
+#define CREATE_BBLOG_OFFSET_SECTORS (BITMAP_OFFSET_SECTORS + 8) /* from the superblock */
+#define CREATE_BBLOG_SECTORS 8u           /* one page: 512 entries, as mdadm */
+_Static_assert(MD_BITMAP_SB_BYTES + BITMAP_MAX_BITS / 8 <= 8 * SECTOR_BYTES,
+               "the bitmap create writes must end before the bad block log");
 #define CREATE_MIN_CHUNK_BYTES (4u * 1024u)
 #define CREATE_MAX_CHUNK_BYTES (1024u * 1024u)
 
@@ -63,6 +67,17 @@ static int member_zero(struct member *m, uint64_t len)
 		rc = member_pwrite_abs(m, zeros, len - off < step ? (size_t)(len - off) : step, off);
 	free(zeros);
 	return rc;
+}
+
+/* An empty bad block log (md ends the list at the first all-ones entry;
+ * zeros would read as entries of no length, which md refuses). */
+static int create_empty_bblog(struct member *m)
+{
+	uint8_t log[CREATE_BBLOG_SECTORS * SECTOR_BYTES];
+	memset(log, 0xff, sizeof(log));
+	return member_pwrite_abs(m, log, sizeof(log),
+	                         (uint64_t)(m->sb.super_offset + CREATE_BBLOG_OFFSET_SECTORS) *
+	                                 SECTOR_BYTES);
 }
 
 static int create_check_args(const struct raid_level_ops *ops, int nr_paths,
@@ -242,6 +257,13 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 	sb.raid_disks = (uint32_t)opts->raid_disks;
 	sb.data_offset = CREATE_DATA_OFFSET_SECTORS;
 	sb.super_offset = MD_SB_V12_OFFSET_SECTORS;
+	/* Room for md's bad block log where mdadm's write_init_super1 puts
+	 * it: after the 4 KiB kept for the bitmap (which create never lets
+	 * grow past it). Empty: md (or a raidfuse rebuild) logs there the
+	 * sectors it cannot write or rebuild, instead of failing a member. */
+	sb.bblog_offset = CREATE_BBLOG_OFFSET_SECTORS;
+	sb.bblog_size = CREATE_BBLOG_SECTORS;
+	sb.bblog_shift = 0;
 	sb.max_dev = MD_SB_DEFAULT_MAX_DEV;
 	sb.resync_offset = MD_RESYNC_NONE;
 	sb.ctime = sb.utime = (uint64_t)time(NULL);
@@ -317,6 +339,8 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		rc = random_fill(m->sb.device_uuid, sizeof(m->sb.device_uuid));
 		if (rc == 0)
 			rc = member_super_store(m);
+		if (rc == 0)
+			rc = create_empty_bblog(m);
 		if (rc == 0 && bitmap_chunk)
 			rc = bitmap_format_member(m, sb.set_uuid, sync_bytes, bitmap_chunk,
 			                          sb.events);

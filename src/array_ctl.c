@@ -12,6 +12,7 @@
 #include "array.h"
 #include "array_ctl.h"
 #include "bitmap.h"
+#include "member_badblocks.h"
 #include "member_fault.h"
 #include "sync.h"
 #include "textbuf.h"
@@ -177,15 +178,17 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	textbuf_appendf(&t, "\"members\":[");
 	for (int i = 0; i < a->nr_members; i++) {
 		struct member *m = &a->members[i];
+		uint64_t bad_bytes;
+		member_badblocks_count(m, &bad_bytes);
 		textbuf_appendf(&t, "%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","
 		     "\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64
 		     ",\"read_errors\":%" PRIu64 ",\"write_errors\":%" PRIu64
-		     ",\"write_mostly\":%s}",
+		     ",\"write_mostly\":%s,\"bad_block_sectors\":%" PRIu64 "}",
 		     i ? "," : "", i, json_escape(m->abs_path, path, sizeof(path)), m->role,
 		     member_state_name(m->state),
 		     (uint64_t)atomic_load(&m->bytes_read), (uint64_t)atomic_load(&m->bytes_written),
 		     (uint64_t)atomic_load(&m->read_errors), (uint64_t)atomic_load(&m->write_errors),
-		     atomic_load(&m->write_mostly) ? "true" : "false");
+		     atomic_load(&m->write_mostly) ? "true" : "false", bad_bytes / SECTOR_BYTES);
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	textbuf_appendf(&t, "]");
@@ -388,6 +391,13 @@ static int show_member_errors(struct raid_array *a, struct member *m, char *buf,
 	                   (uint64_t)atomic_load(&m->write_errors));
 }
 
+static int show_member_bad_blocks(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	(void)a;
+	member_badblocks_format(m, buf, len);
+	return 0;
+}
+
 static int show_member_fault(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
 	(void)a;
@@ -443,6 +453,7 @@ const struct array_attr member_attrs[] = {
 	{ "slot", false, show_member_slot, NULL },
 	{ "path", false, show_member_path, NULL },
 	{ "errors", false, show_member_errors, NULL },
+	{ "bad_blocks", false, show_member_bad_blocks, NULL },
 	{ "fault", true, show_member_fault, store_member_fault },
 	{ "replace_with", true, show_member_replace, store_member_replace },
 	{ NULL, false, NULL, NULL },

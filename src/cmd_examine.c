@@ -70,6 +70,10 @@ static void examine_member(struct member *m)
 	printf("%15s : %s\n", "Device UUID", uuid);
 	if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)
 		printf("%15s : %d sectors from superblock\n", "Internal Bitmap", sb->bitmap_offset);
+	if (sb->bblog_size)
+		printf("%15s : %u entries available at offset %" PRId32 " sectors%s\n",
+		       "Bad Block Log", sb->bblog_size * 512u / 8u, sb->bblog_offset,
+		       sb->feature_map & MD_FEATURE_BAD_BLOCKS ? " - bad blocks present." : "");
 	uint64_t bad_bytes;
 	size_t bad_ranges = member_badblocks_count(m, &bad_bytes);
 	if (bad_ranges)

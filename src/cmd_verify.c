@@ -46,9 +46,9 @@ int cmd_verify(int argc, char **argv)
 		size_t ranges = member_badblocks_count(&a->members[i], &bad_bytes);
 		if (ranges) {
 			cli_error("verify", "%s: md's bad block log marks %zu range(s), %" PRIu64
-			          " sectors, which hold no data to compare: check the array under "
-			          "md (echo check > /sys/block/mdN/md/sync_action), which keeps "
-			          "that log",
+			          " sectors, which hold no data to compare: mount the array and "
+			          "run raidfuse check on it, which rewrites them from redundancy "
+			          "and empties the log (as md's check does)",
 			          a->members[i].path, ranges, bad_bytes / 512);
 			array_stop(a);
 			return CLI_EXIT_ERROR;

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -308,6 +309,32 @@ int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t 
 	return 0;
 }
 
+/* Part of [off, off + len) is in md's bad block log on every copy: the
+ * sectors some copy holds are resynced one by one, the rest passed over
+ * (reads of them fail; there is nothing to copy). Caller holds the lock
+ * region. */
+static int extent_resync_by_sector(struct raid_array *a, char *buf, size_t len, uint64_t off)
+{
+	uint64_t lost = 0;
+	int rc = 0;
+
+	for (size_t done = 0; done < len && rc == 0; done += SECTOR_BYTES) {
+		size_t n = len - done < SECTOR_BYTES ? len - done : SECTOR_BYTES;
+		rc = extent_read(a, buf, n, off + done, true);
+		if (rc == -ENODATA) {
+			lost += n;
+			rc = 0;
+		} else if (rc == 0) {
+			rc = extent_write_batch(a, buf, n, off + done);
+		}
+	}
+	if (lost)
+		array_logf(a, "resync: %" PRIu64 " bytes from %" PRIu64 " are in md's bad block log "
+		           "on every copy: passed over (reads of them fail)",
+		           lost, off);
+	return rc;
+}
+
 /* The copy levels' resync space is the volume (raid10), or equal to it
  * (raid1: every member holds the volume at the same offsets), so the
  * range is walked as volume bytes, a lock region at a time. */
@@ -329,6 +356,8 @@ int extent_io_resync(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi)
 		rc = extent_read(a, buf, len, off, true);
 		if (rc == 0)
 			rc = extent_write_batch(a, buf, len, off);
+		else if (rc == -ENODATA)
+			rc = extent_resync_by_sector(a, buf, len, off);
 		row_unlock(&a->row_locks, region);
 		off += len;
 	}
@@ -450,6 +479,75 @@ struct extent_recover {
 	uint64_t member_off;      /* where on target: the copy of role there */
 };
 
+/* Read len bytes at delta into the extent from a copy other than the
+ * one rebuilt: each other present copy in turn, until one reads; in a
+ * replace, last the member being replaced, which still holds this copy
+ * (md reads it too, so a replace works with the other copies gone). Each
+ * slot is read once: it may be failed out meanwhile. -ENODATA when the
+ * bytes are in md's bad block log on every copy that has them. */
+static int extent_recover_read(struct raid_array *a, const struct raid_extent *ext,
+                               const struct extent_recover *r, void *dst, size_t len,
+                               uint64_t delta)
+{
+	int rc = -EIO;
+	bool logged = false;
+
+	for (int c = 0; c <= ext->nr_copies && rc < 0; c++) {
+		struct member *src;
+		uint64_t src_at;
+		if (c < ext->nr_copies) {
+			if (ext->copies[c].role == r->role)
+				continue;
+			src = a->slot[ext->copies[c].role];
+			src_at = ext->copies[c].member_off_bytes;
+		} else {
+			src = a->slot[r->role];
+			src_at = r->member_off;
+		}
+		if (src && src != r->target) {
+			rc = member_read(src, dst, len, src_at + delta);
+			logged |= rc == -ENODATA;
+		}
+	}
+	return rc < 0 && logged ? -ENODATA : rc;
+}
+
+/* No copy holds the whole extent: sector by sector, what one holds is
+ * written to the target, the runs that none holds are logged as bad on
+ * it (md's recovery records them the same way). */
+static int extent_recover_by_sector(struct raid_array *a, const struct raid_extent *ext,
+                                    const struct extent_recover *r, size_t len)
+{
+	uint64_t lost_from = 0, lost_len = 0;
+	int rc = 0;
+
+	for (size_t done = 0; done < len && rc == 0; done += SECTOR_BYTES) {
+		size_t n = len - done < SECTOR_BYTES ? len - done : SECTOR_BYTES;
+		rc = extent_recover_read(a, ext, r, r->s->first, n, done);
+		if (rc == -ENODATA) {
+			if (!lost_len)
+				lost_from = r->member_off + done;
+			lost_len += n;
+			rc = 0;
+			continue;
+		}
+		if (rc == 0 && lost_len) {
+			rc = array_rebuild_lost(a, r->role, r->target, lost_from, lost_len);
+			lost_len = 0;
+		}
+		if (rc == 0) {
+			rc = member_write(r->target, r->s->first, n, r->member_off + done);
+			if (rc < 0)
+				array_rebuild_target_failed(a, r->role, r->target, rc);
+		}
+	}
+	if (rc == 0 && lost_len)
+		rc = array_rebuild_lost(a, r->role, r->target, lost_from, lost_len);
+	if (rc == 0)
+		array_recovery_advance(a, r->role, r->target, r->member_off + len);
+	return rc;
+}
+
 /* Rebuild role's copy at r->member_off of the extent at volume offset off
  * from another present copy. An extent that needs no rebuild (a re-added
  * member's, clean in the bitmap) is not copied but still counts as
@@ -472,25 +570,9 @@ static int extent_recover_extent(struct raid_array *a, uint64_t off,
 		array_recovery_advance(a, r->role, r->target, at + len);
 		return 0;
 	}
-	/* The source: each other present copy in turn, until one reads; in
-	 * a replace, last the member being replaced, which still holds this
-	 * copy (md reads it too, so a replace works with the other copies
-	 * gone). Each slot is read once: it may be failed out meanwhile. */
-	for (int c = 0; c <= ext->nr_copies && rc < 0; c++) {
-		struct member *src;
-		uint64_t src_at;
-		if (c < ext->nr_copies) {
-			if (ext->copies[c].role == r->role)
-				continue;
-			src = a->slot[ext->copies[c].role];
-			src_at = ext->copies[c].member_off_bytes;
-		} else {
-			src = a->slot[r->role];
-			src_at = at;
-		}
-		if (src && src != r->target)
-			rc = member_read(src, r->s->first, len, src_at);
-	}
+	rc = extent_recover_read(a, ext, r, r->s->first, len, 0);
+	if (rc == -ENODATA)
+		return extent_recover_by_sector(a, ext, r, len);
 	if (rc == 0) {
 		rc = member_write(r->target, r->s->first, len, at);
 		if (rc < 0)
@@ -567,6 +649,35 @@ struct extent_compare {
  * too, as md's sync does. A missing copy is -ENODEV: scrubs are refused on
  * degraded arrays, so its member failed during this one. */
 static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct raid_extent *ext,
+                               size_t len, void *arg);
+
+/* No copy of the extent reads whole, and md's bad block log is why: its
+ * copies log sectors, maybe not the same ones. Each half is scrubbed on
+ * its own (md goes sector by sector), down to sectors that no copy holds,
+ * which are passed over: there is nothing to compare or to mend them
+ * from, and reads of them fail as under md. */
+static int extent_scrub_split(struct raid_array *a, uint64_t off, const struct raid_extent *ext,
+                              size_t len, void *arg)
+{
+	if (len <= SECTOR_BYTES) {
+		array_logf(a, "check: %zu bytes at %" PRIu64 " are in md's bad block log on every "
+		           "copy: passed over",
+		           len, off);
+		return 0;
+	}
+	size_t half = len / 2 / SECTOR_BYTES * SECTOR_BYTES;
+	if (half == 0)
+		half = SECTOR_BYTES;
+	struct raid_extent tail = *ext;
+	for (int c = 0; c < tail.nr_copies; c++)
+		tail.copies[c].member_off_bytes += half;
+	int rc = extent_scrub_extent(a, off, ext, half, arg);
+	if (rc == 0)
+		rc = extent_scrub_extent(a, off + half, &tail, len - half, arg);
+	return rc;
+}
+
+static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct raid_extent *ext,
                                size_t len, void *arg)
 {
 	const struct extent_compare *cmp = arg;
@@ -581,9 +692,11 @@ static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct 
 		rc = member_read(m, s->first, len, ext->copies[c].member_off_bytes);
 		if (rc == 0)
 			ref = c;
-		else if (rc != -EIO)
+		else if (rc != -EIO && rc != -ENODATA)
 			return rc;
 	}
+	if (ref < 0 && rc == -ENODATA)
+		return extent_scrub_split(a, off, ext, len, arg);
 	if (ref < 0)
 		return rc; /* no copy readable */
 	for (int c = 0; c < ext->nr_copies; c++) {
@@ -595,7 +708,7 @@ static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct 
 		if (!m)
 			return -ENODEV;
 		rc = member_read(m, s->other, len, at);
-		if (rc == -EIO) {
+		if (rc == -EIO || rc == -ENODATA) {
 			extent_fix_read_error(a, ext->copies[c].role, m, s->first, len, at,
 			                      extent_sync_off(a, off, ext));
 			continue;

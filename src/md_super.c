@@ -394,3 +394,8 @@ bool md_badblock_entry_decode(const uint8_t raw[8], uint64_t *sector_units, uint
 	*count_units = entry & 0x3ff;
 	return true;
 }
+
+void md_badblock_entry_encode(uint8_t raw[8], uint64_t sector_units, uint64_t count_units)
+{
+	put_le64(raw, sector_units << 10 | (count_units & 0x3ff));
+}

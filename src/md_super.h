@@ -155,5 +155,7 @@ void md_bitmap_super_encode(const struct md_bitmap_super *bsb,
  * count in units of 2^bblog_shift sectors, absolute on the device; false
  * for the all-ones entry that ends the list. */
 bool md_badblock_entry_decode(const uint8_t raw[8], uint64_t *sector_units, uint64_t *count_units);
+/* One entry of that log: sector and count in units (count at most 1023). */
+void md_badblock_entry_encode(uint8_t raw[8], uint64_t sector_units, uint64_t count_units);
 
 #endif

@@ -265,6 +265,14 @@ int member_read(struct member *m, void *buf, size_t len_bytes, uint64_t data_off
 	return rc;
 }
 
+/* Logged bad sectors a write covered now hold the array's bytes. */
+static int member_wrote(struct member *m, int rc, uint64_t data_off_bytes, size_t len_bytes)
+{
+	if (rc == 0 && m->badblocks)
+		member_badblocks_clear(m, data_off_bytes, len_bytes);
+	return rc;
+}
+
 int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes)
 {
 	int rc = m->fault ? member_fault_before(m, true, data_off_bytes, len_bytes) : 0;
@@ -272,7 +280,8 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 		atomic_fetch_add(&m->write_errors, 1);
 		return rc;
 	}
-	return member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+	rc = member_pwrite_abs(m, buf, len_bytes, m->data_offset_bytes + data_off_bytes);
+	return member_wrote(m, rc, data_off_bytes, len_bytes);
 }
 
 int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_t data_off_bytes)
@@ -293,7 +302,8 @@ int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_
 	}
 	/* The caller's vector stays as it was: short writes consume a copy. */
 	memcpy(left, iov, (size_t)nr_iov * sizeof(*iov));
-	return member_pwritev_all(m, left, nr_iov, m->data_offset_bytes + data_off_bytes, 0);
+	rc = member_pwritev_all(m, left, nr_iov, m->data_offset_bytes + data_off_bytes, 0);
+	return member_wrote(m, rc, data_off_bytes, len_bytes);
 }
 
 /* Set once a kernel or file system has refused RWF_DSYNC. */
@@ -315,7 +325,7 @@ int member_pwrite_abs_durable(struct member *m, const void *buf, size_t len_byte
 	return rc < 0 ? rc : member_sync(m);
 }
 
-int member_sync(struct member *m)
+static int member_sync_data(struct member *m)
 {
 	if (m->read_only)
 		return 0;
@@ -333,6 +343,11 @@ int member_sync(struct member *m)
 		atomic_compare_exchange_strong(&m->sync_error, &none, rc);
 	}
 	return rc;
+}
+
+int member_sync(struct member *m)
+{
+	return m->badblocks ? member_badblocks_sync(m, member_sync_data) : member_sync_data(m);
 }
 
 int member_super_load(struct member *m, char *err, size_t errlen)

@@ -318,6 +318,11 @@ static int entry_flush_held(struct stripe_cache *c, struct cache_entry *e)
 		rc = stripe_row_flush(c->a, &e->r, &stats);
 	bitmap_end_write(c->a, e->r.lay.member_off_bytes, c->a->geo.chunk_bytes);
 	if (rc < 0) {
+		array_logf(c->a, "row %llu: write-back failed: %s; the writes it could not put out "
+		           "are lost, and fsync reports it",
+		           (unsigned long long)e->r.row,
+		           rc == -ENODATA ? "sectors in md's bad block log that no other member holds"
+		                          : strerror(-rc));
 		array_note_write_error(c->a, rc);
 		stripe_row_reset(&e->r, c->a, e->r.row);
 	} else {

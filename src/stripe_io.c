@@ -126,6 +126,30 @@ void *stripe_io_scrub_begin(struct raid_array *a)
 	return r;
 }
 
+/* A row whose columns cannot all be loaded (md's bad block log on more
+ * members than parity covers): scrubbed or resynced column by column,
+ * the lost columns passed over and said so (reads of them fail). */
+static int stripe_io_sync_columns(struct raid_array *a, struct stripe_row *r, uint64_t row,
+                                  enum stripe_sync_mode mode, uint64_t *bad_columns)
+{
+	uint64_t lost = 0;
+	/* A resync's rows are marked already (it runs before any request). */
+	bool may_write = !a->read_only && mode != STRIPE_SYNC_REWRITE;
+	int rc = may_write ? bitmap_start_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes)
+	                   : 0;
+	if (rc == 0) {
+		stripe_row_reset(r, a, row);
+		rc = stripe_row_sync_columns(a, r, mode, bad_columns, &lost);
+	}
+	if (may_write)
+		bitmap_end_write(a, r->lay.member_off_bytes, a->geo.chunk_bytes);
+	if (lost)
+		array_logf(a, "row %llu: %llu column(s) of 4 KiB in md's bad block log on more "
+		           "members than parity covers: passed over (reads of them fail)",
+		           (unsigned long long)row, (unsigned long long)lost);
+	return rc;
+}
+
 int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool repair,
                          uint64_t *mismatch_sectors)
 {
@@ -140,6 +164,13 @@ int stripe_io_scrub_unit(struct raid_array *a, void *ctx, uint64_t row, bool rep
 		return rc;
 	stripe_row_reset(r, a, row);
 	rc = stripe_row_load_all(a, r);
+	if (rc == -ENODATA) {
+		rc = stripe_io_sync_columns(a, r, row, repair ? STRIPE_SYNC_REPAIR : STRIPE_SYNC_CHECK,
+		                            &bad_columns);
+		stripe_cache_release(a, held);
+		*mismatch_sectors = bad_columns * (STRIPE_COLUMN_BYTES / SECTOR_BYTES);
+		return rc;
+	}
 	if (rc == 0)
 		rc = stripe_row_check(a, r, &bad_columns);
 	/* A parity chunk that failed to read (the data loaded) is, as md's
@@ -188,6 +219,8 @@ int stripe_io_recover_unit(struct raid_array *a, void *ctx, uint64_t row, int ro
 		rc = stripe_row_load_all(a, r);
 		if (rc == 0)
 			rc = stripe_row_rebuild_role(a, r, role, target);
+		else if (rc == -ENODATA)
+			rc = stripe_row_rebuild_role_columns(a, r, role, target);
 	}
 	if (rc == 0)
 		array_recovery_advance(a, role, target, end);
@@ -219,8 +252,12 @@ int stripe_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
 	for (uint64_t row = first; row < end && rc == 0; row++) {
 		stripe_row_reset(&r, a, row);
 		rc = stripe_row_load_all(a, &r);
-		if (rc == 0)
+		if (rc == 0) {
 			rc = stripe_row_write_parity(a, &r);
+		} else if (rc == -ENODATA) {
+			uint64_t bad_columns = 0;
+			rc = stripe_io_sync_columns(a, &r, row, STRIPE_SYNC_REWRITE, &bad_columns);
+		}
 	}
 	stripe_row_free(&r);
 	return rc;

@@ -390,8 +390,10 @@ static int band_load_retry(struct raid_array *a, struct stripe_row *r, uint32_t 
 	while (rc == -EAGAIN);
 	/* Sectors in md's bad block log on more members than parity can
 	 * cover in this band, maybe not in the same columns: column by
-	 * column, each may still be rebuilt from what is left. (Logs make
-	 * an array read-only, so no write plan depends on the suspects.) */
+	 * column, each may still be rebuilt from what is left (and its
+	 * logged sectors written back). The suspects of the last column
+	 * stay: a flush that follows computes parity from the data, now
+	 * all in memory, and writes every member. */
 	if (rc == -ENODATA && c1 - c0 > 1) {
 		rc = 0;
 		for (uint32_t c = c0; c < c1 && rc == 0; c++) {
@@ -468,6 +470,9 @@ static int band_write_full(struct raid_array *a, struct stripe_row *r, uint32_t 
 	return 0;
 }
 
+static int band_load_retry(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
+                           int want_k, bool want_all);
+
 static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
                       struct stripe_row_stats *stats)
 {
@@ -495,11 +500,12 @@ static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, u
 		v.by_slot[s] = scratch + (size_t)s * len;
 
 	int rmw_reads = nr_dirty + nr_parity;
-	if (nr_missing == 0 && rmw_reads < nr_invalid) {
+	bool rmw = nr_missing == 0 && rmw_reads < nr_invalid;
+	uint8_t *old[RAID_MAX_MEMBERS];
+	if (rmw) {
 		/* Read-modify-write: old data of the dirty chunks and old
 		 * parity, then fold the change into the parity. */
 		struct band_io io = { .nr = 0 };
-		uint8_t *old[RAID_MAX_MEMBERS];
 		for (int k = 0; k < nr_data; k++) {
 			if (r->state[k][c0] != COLUMN_DIRTY)
 				continue;
@@ -509,8 +515,14 @@ static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, u
 		for (int s = nr_data; s < v.nr_slots; s++)
 			band_io_add(&io, a, r, v.role[s], v.by_slot[s], c0, c1, false);
 		rc = band_io_run(&io, a);
-		if (rc < 0)
+		/* Sectors in md's bad block log on more of these members
+		 * than parity covers: the other way, which reads the rest
+		 * of the band column by column, may still find each. */
+		rmw = rc != -ENODATA;
+		if (rc < 0 && rmw)
 			return rc;
+	}
+	if (rmw) {
 		for (int k = 0; k < nr_data; k++) {
 			if (r->state[k][c0] != COLUMN_DIRTY)
 				continue;
@@ -526,7 +538,7 @@ static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, u
 	} else {
 		/* Reconstruct-write (or degraded): all data in memory, then
 		 * parity from scratch, a slice at a time. */
-		rc = band_load(a, r, c0, c1, -1, true);
+		rc = band_load_retry(a, r, c0, c1, -1, true);
 		if (rc == 0)
 			rc = band_write_full(a, r, c0, c1, &v, scratch);
 		if (rc < 0)
@@ -672,6 +684,7 @@ int stripe_row_load_all(struct raid_array *a, struct stripe_row *r)
 int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_row_stats *stats)
 {
 	uint32_t c0 = 0;
+	int first_error = 0;
 
 	suspects_clear();
 	while (r->nr_dirty && c0 < r->nr_columns) {
@@ -680,11 +693,31 @@ int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_r
 		do
 			rc = band_flush(a, r, c0, end, stats);
 		while (rc == -EAGAIN);
+		/* A column that md's bad block log makes unwritable (no
+		 * member holds what its parity needs) must not take the
+		 * band's other columns with it: each on its own, the error
+		 * kept for the lost ones (md fails only that stripe). */
+		for (uint32_t c = c0; rc == -ENODATA && end - c0 > 1 && c < end; c++) {
+			int crc;
+			suspects_clear();
+			do
+				crc = band_flush(a, r, c, c + 1, stats);
+			while (crc == -EAGAIN);
+			if (crc < 0 && first_error == 0)
+				first_error = crc;
+			if (c + 1 == end)
+				rc = 0;
+		}
+		if (rc == -ENODATA) {
+			if (first_error == 0)
+				first_error = rc;
+			rc = 0; /* the row's other bands still go out */
+		}
 		if (rc < 0)
 			return rc;
 		c0 = end;
 	}
-	return 0;
+	return first_error;
 }
 
 bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row *r)
@@ -954,6 +987,105 @@ int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role
 	if (rc < 0)
 		array_rebuild_target_failed(a, role, target, rc);
 	return rc;
+}
+
+int stripe_row_sync_columns(struct raid_array *a, struct stripe_row *r,
+                            enum stripe_sync_mode mode, uint64_t *bad_columns,
+                            uint64_t *lost_columns)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+
+	for (uint32_t c = 0; c < r->nr_columns; c++) {
+		size_t col = (size_t)c * COLUMN;
+		suspects_clear();
+		int rc = band_load_retry(a, r, c, c + 1, -1, true);
+		if (rc == -ENODATA) {
+			(*lost_columns)++;
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		/* computed P, Q, then the stored ones; fetched after the load,
+		 * which may grow the thread's scratch */
+		uint8_t *scratch = scratch_get((size_t)COLUMN * (size_t)nr_parity * 2);
+		if (!scratch)
+			return -ENOMEM;
+		struct band_vec v;
+		band_vec_roles(&v, r, nr_parity);
+		for (int k = 0; k < nr_data; k++)
+			v.by_slot[r->lay.data_qslot[k]] = r->data[k] + col;
+		for (int s = nr_data; s < v.nr_slots; s++)
+			v.by_slot[s] = scratch + (size_t)(s - nr_data) * COLUMN;
+		band_gen_parity(&v, nr_data, nr_parity, COLUMN);
+		bool write = mode == STRIPE_SYNC_REWRITE;
+		if (!write) {
+			uint8_t *stored = scratch + (size_t)nr_parity * COLUMN;
+			struct band_io io = { .nr = 0 };
+			for (int s = nr_data; s < v.nr_slots; s++)
+				band_io_add(&io, a, r, v.role[s], stored + (size_t)(s - nr_data) * COLUMN,
+				            c, c + 1, false);
+			rc = band_io_run(&io, a);
+			if (rc == -EAGAIN || rc == -ENODATA) {
+				write = !a->read_only; /* unreadable parity: written anew */
+			} else if (rc < 0) {
+				return rc;
+			} else if (memcmp(scratch, stored, (size_t)COLUMN * (size_t)nr_parity) != 0) {
+				(*bad_columns)++;
+				write = mode == STRIPE_SYNC_REPAIR;
+			}
+		}
+		if (write) {
+			rc = band_write_out(a, r, c, c + 1, &v);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int stripe_row_rebuild_role_columns(struct raid_array *a, struct stripe_row *r, int role,
+                                    struct member *target)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+
+	for (uint32_t c = 0; c < r->nr_columns; c++) {
+		uint64_t at = r->lay.member_off_bytes + (uint64_t)c * COLUMN;
+		size_t col = (size_t)c * COLUMN;
+		suspects_clear();
+		int rc = band_load_retry(a, r, c, c + 1, -1, true);
+		if (rc == -ENODATA) {
+			rc = array_rebuild_lost(a, role, target, at, COLUMN);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		/* fetched after the load, which may grow the thread's scratch */
+		uint8_t *scratch = scratch_get((size_t)COLUMN * (size_t)nr_parity);
+		if (!scratch)
+			return -ENOMEM;
+		struct band_vec v;
+		const void *src = NULL;
+		band_vec_roles(&v, r, nr_parity);
+		for (int k = 0; k < nr_data; k++)
+			v.by_slot[r->lay.data_qslot[k]] = r->data[k] + col;
+		for (int s = nr_data; s < v.nr_slots; s++)
+			v.by_slot[s] = scratch + (size_t)(s - nr_data) * COLUMN;
+		for (int s = 0; s < v.nr_slots; s++)
+			if (v.role[s] == role)
+				src = v.by_slot[s];
+		if (!src)
+			return -EINVAL;
+		if (role == r->lay.p_role || (nr_parity == 2 && role == r->lay.q_role))
+			band_gen_parity(&v, nr_data, nr_parity, COLUMN);
+		rc = member_write(target, src, COLUMN, at);
+		if (rc < 0) {
+			array_rebuild_target_failed(a, role, target, rc);
+			return rc;
+		}
+	}
+	return 0;
 }
 
 /* RAID6: P and Q both disagree in column c. If one data chunk explains

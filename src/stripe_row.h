@@ -76,10 +76,32 @@ int stripe_row_write_parity(struct raid_array *a, struct stripe_row *r);
 /* With every column loaded from the members, read the stored P (and Q)
  * and count the 4 KiB columns where they differ from what the data gives. */
 int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_columns);
+
+/* What stripe_row_sync_columns does with each column's parity. */
+enum stripe_sync_mode {
+	STRIPE_SYNC_CHECK,   /* compare, count mismatches */
+	STRIPE_SYNC_REPAIR,  /* compare, count, write the mismatched */
+	STRIPE_SYNC_REWRITE, /* write (resync) */
+};
+
+/* After stripe_row_load_all failed with -ENODATA (sectors in md's bad
+ * block log on more members than parity covers, in some column): the
+ * scrub or resync of the row column by column, passing over (and
+ * counting in lost_columns) the columns that cannot be loaded. Parity
+ * that cannot be read is written anew, as md's sync does. */
+int stripe_row_sync_columns(struct raid_array *a, struct stripe_row *r,
+                            enum stripe_sync_mode mode, uint64_t *bad_columns,
+                            uint64_t *lost_columns);
 /* With every data column in memory, write role's chunk of the row (data,
  * or P or Q computed here) to target (recovery). */
 int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role,
                             struct member *target);
+/* After stripe_row_load_all failed with -ENODATA (sectors in md's bad
+ * block log where no redundancy is left): the same, column by column,
+ * the columns that cannot be rebuilt logged as bad on target
+ * (array_rebuild_lost). */
+int stripe_row_rebuild_role_columns(struct raid_array *a, struct stripe_row *r, int role,
+                                    struct member *target);
 /* Whether every member of the row (data, P, Q) is in the array. */
 bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row *r);
 /* Write a whole row of data and its parity straight to the members: no

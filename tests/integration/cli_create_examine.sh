@@ -10,7 +10,8 @@
 # member, through 'mdadm --examine': Raid Level, Layout (raid5/6/10), Chunk
 # Size (chunked levels), Raid Devices, Device Role (Active device i for
 # member i), Array UUID (one for all members, the one 'raidfuse examine'
-# prints), Name, State clean, "Checksum : ... - correct", Array Size against
+# prints), Name, State clean, "Checksum : ... - correct", the room for a
+# bad block log (512 entries at 16 sectors, as mdadm), Array Size against
 # the level's capacity; and that 'raidfuse examine' prints the same values
 # field by field. It also checks the CLI's exit codes (--help, --version, an
 # unknown verb, create refusals, --force) and runs create/examine and their
@@ -188,7 +189,7 @@ check_array() {
 		local f
 		for f in Magic Version "Feature Map" "Array UUID" "Device UUID" "Raid Level" \
 			"Raid Devices" "Data Offset" "Super Offset" State Events \
-			"Device Role"; do
+			"Device Role" "Bad Block Log"; do
 			[ "${RF[$f]-}" = "${MD[$f]-}" ] ||
 				fail "$t: raidfuse examine '$f' is '${RF[$f]-}', mdadm says '${MD[$f]-}'"
 		done
@@ -221,6 +222,8 @@ check_array() {
 				fail "$t: raidfuse examine Array Size '$rf_kib' KiB, md's raid10_size gives $want_kib KiB"
 		fi
 		[ -n "$want_layout" ] && expect RF Layout "$want_layout" "$t (raidfuse examine)"
+		# Room for md's bad block log where mdadm leaves it.
+		expect MD "Bad Block Log" "512 entries available at offset 16 sectors" "$t (mdadm)"
 		[ "$chunked" = 1 ] && expect RF "Chunk Size" "${ckib}K" "$t (raidfuse examine)"
 		[ "${RF[Array UUID]-}" = "$uuid" ] || fail "$t: raidfuse examine Array UUID '${RF[Array UUID]-}', mdadm $uuid"
 	done

@@ -774,6 +774,8 @@ int array_rebuild_lost(struct raid_array *a, int role, struct member *m, uint64_
 		           role, len, data_off, m->abs_path,
 		           rc == -ENOSPC ? "it has no room for md's bad block log, or it is full"
 		                         : strerror(-rc));
+		/* As md: a target that cannot record them is given up. */
+		array_rebuild_target_failed(a, role, m, rc);
 		return rc;
 	}
 	array_logf(a, "rebuild of role %d: %" PRIu64 " bytes at member byte %" PRIu64 " are held "

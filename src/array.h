@@ -225,7 +225,7 @@ void array_rebuild_target_failed(struct raid_array *a, int role, struct member *
  * where no redundancy is left): logged as bad on m, durably, as md's
  * recovery does, so that reads there fail instead of returning bytes the
  * array never held. 0, or -errno when m cannot log them (no room for a
- * log, or a full one): the rebuild then stops, as md's does. */
+ * log, or a full one): m is then given up (faulty), as md does. */
 int array_rebuild_lost(struct raid_array *a, int role, struct member *m, uint64_t data_off,
                        uint64_t len);
 

@@ -684,18 +684,20 @@ static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct 
 	struct extent_scrub *s = cmp->s;
 	const size_t page = 4096;
 	int ref = -1, rc = -EIO;
+	bool logged = false;
 
 	for (int c = 0; c < ext->nr_copies && ref < 0; c++) {
 		struct member *m = a->slot[ext->copies[c].role];
 		if (!m)
 			return -ENODEV;
 		rc = member_read(m, s->first, len, ext->copies[c].member_off_bytes);
+		logged |= rc == -ENODATA;
 		if (rc == 0)
 			ref = c;
 		else if (rc != -EIO && rc != -ENODATA)
 			return rc;
 	}
-	if (ref < 0 && rc == -ENODATA)
+	if (ref < 0 && logged)
 		return extent_scrub_split(a, off, ext, len, arg);
 	if (ref < 0)
 		return rc; /* no copy readable */

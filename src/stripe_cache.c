@@ -1057,6 +1057,11 @@ int stripe_cache_hold(struct raid_array *a, uint64_t row, void **handle)
 	if (rc < 0)
 		return rc;
 	rc = entry_flush_held(c, e);
+	/* Columns md's bad block log left unwritable: their writes are
+	 * dropped (and kept for fsync), the row is as the members hold it,
+	 * and the scrub or rebuild that wants it goes on. */
+	if (rc == -ENODATA)
+		rc = 0;
 	if (rc < 0) {
 		pthread_mutex_unlock(&e->lock);
 		entry_put(c, e);

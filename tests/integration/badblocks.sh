@@ -80,6 +80,19 @@ PY
 	[ "$1" = --no-feature ] || md_sb_patch "$1" feature_or=8 # MD_FEATURE_BAD_BLOCKS
 }
 
+# kill_daemon PID: SIGKILL the daemon, wait until it is gone (its claim on
+# the members goes with it), detach the dead mount.
+kill_daemon() {
+	local i
+	kill -9 "$1"
+	for i in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$1" 2>/dev/null && fail "daemon $1 still there 10 s after SIGKILL"
+	fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+}
+
 # log_entries MEMBER: the entries md would read from MEMBER's log (none
 # when the feature bit is off), one "SECTOR COUNT" line each.
 log_entries() {
@@ -207,8 +220,7 @@ PY
 		[ -z "$(log_entries "$m")" ] ||
 			fail "$name: $m: after fsync the log on the member still holds: $(log_entries "$m")"
 	done
-	kill -9 "$dpid"
-	fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+	kill_daemon "$dpid"
 	mnt_ok "$name after the kill" --readonly "${members[@]}"
 	got=$(sha256sum <"$MNT/volume.img" | cut -d' ' -f1)
 	umnt
@@ -349,38 +361,73 @@ for spec in "raid5-ls-64k 3 0:2048:8 $((3 << 20)) 4096" "raid1 1 0:2048:8 $((204
 	log "ok: $name: a degraded rebuild logs what no member holds on the new member (reads there fail, the rest is md's); a write makes it good"
 done
 
+# The same rebuild onto a member with no room for a log (its superblock is
+# the first member's, made here without one): md fails such a target; so
+# must raidfuse, and say why, not leave it half rebuilt.
+md_ref_unpack raid5-ls-64k "$WORK/rb"
+logged "$WORK/rb" raid5-ls-64k 1:2048:8
+python3 - "$WORK/rb/raid5-ls-64k.m0.img" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(4096)
+    sb = bytearray(f.read(4096))
+    struct.pack_into("<H", sb, 186, 0) # bblog_size
+    struct.pack_into("<i", sb, 188, 0) # bblog_offset
+    f.seek(4096)
+    f.write(sb)
+PY
+md_sb_patch "$WORK/rb/raid5-ls-64k.m0.img" events="$(md_sb_field "$WORK/rb/raid5-ls-64k.m0.img" 200 '<Q')"
+rm "$WORK/rb/raid5-ls-64k.m3.img"
+truncate -s 20M "$WORK/rb/spare.img"
+mnt_ok "raid5 rebuild, no room for a log" --run "$WORK"/rb/raid5-ls-64k.m*.img
+"$RAIDFUSE" add "$MNT" "$WORK/rb/spare.img" >/dev/null || fail "raid5 no room: add the spare"
+"$RAIDFUSE" wait "$MNT" >/dev/null 2>&1 && fail "raid5 no room: the rebuild reported success"
+grep -q "cannot log them as bad: it has no room" "$MNT/.raidfuse/log" ||
+	fail "raid5 no room: the log does not say why: $(tail -n 3 "$MNT/.raidfuse/log")"
+grep -q "spare.img\[3\](F)" "$MNT/.raidfuse/status" ||
+	fail "raid5 no room: the target is not faulty: $(head -n 2 "$MNT/.raidfuse/status")"
+umnt
+rm -rf "${WORK:?}/rb"
+log "ok: raid5: a rebuild target with no room for md's bad block log is failed, as md does, and the log says why"
+
 # Columns no member holds (RAID5: the same column logged on two members;
 # row 16, roles 0 and 1) must not stop the rest: a check still mends a
-# later row's logged sectors (role 2, sector 8192: row 128); a start after
-# an unclean stop resyncs past them; a write into another column of the
-# same row survives a failed write into the lost one (md fails only that
-# stripe).
+# later row's logged sectors (role 2, sector 8192: row 128), even when a
+# write waiting in the cache for that column fails as the check takes the
+# row (fsync reports it); a write into another column of the same row
+# survives (md fails only that stripe); a start after an unclean stop
+# resyncs past them.
 md_ref_unpack raid5-ls-64k "$WORK/lost"
 logged "$WORK/lost" raid5-ls-64k 0:2048:8 1:2048:8 2:8192:8
 members=("$WORK"/lost/*.img)
 mnt_ok "raid5 lost column" "${members[@]}"
+A_AT=$((((3 << 20) + 131072 + 32768) / 4096)) B_AT=$((((3 << 20) + 131072) / 4096))
+head -c 4096 /dev/urandom >a.4k
+head -c 4096 /dev/urandom >b.4k
+# Both wait in the stripe cache; B is in the column no member can give
+# parity for, so its write-back fails when the check takes the row.
+dd if=a.4k of="$MNT/volume.img" bs=4k seek=$A_AT oflag=direct conv=notrunc status=none ||
+	fail "raid5 lost column: write A"
+dd if=b.4k of="$MNT/volume.img" bs=4k seek=$B_AT oflag=direct conv=notrunc status=none ||
+	fail "raid5 lost column: write B (into the cache)"
 "$RAIDFUSE" check "$MNT" >/dev/null && "$RAIDFUSE" wait "$MNT" >/dev/null ||
 	fail "raid5 lost column: check stopped: $(tail -n 3 "$MNT/.raidfuse/log")"
+grep -q "check: done" "$MNT/.raidfuse/log" || fail "raid5 lost column: check did not finish: $(tail -n 3 "$MNT/.raidfuse/log")"
 grep -q "row 16: 1 column(s) .*passed over" "$MNT/.raidfuse/log" ||
 	fail "raid5 lost column: the check does not say what it passed over: $(tail -n 3 "$MNT/.raidfuse/log")"
 [ -z "$(cat "$MNT/.raidfuse/dev2/bad_blocks")" ] ||
 	fail "raid5 lost column: the check did not reach the later row: $(cat "$MNT/.raidfuse/dev2/bad_blocks")"
 [ -n "$(cat "$MNT/.raidfuse/dev0/bad_blocks")" ] || fail "raid5 lost column: the lost column was cleared"
-head -c 4096 /dev/urandom >a.4k
-head -c 4096 /dev/urandom >b.4k
-dd if=a.4k of="$MNT/volume.img" bs=4k seek=$((((3 << 20) + 131072 + 32768) / 4096)) conv=notrunc status=none ||
-	fail "raid5 lost column: write A"
-dd if=b.4k of="$MNT/volume.img" bs=4k seek=$((((3 << 20) + 131072) / 4096)) conv=notrunc,fsync status=none 2>/dev/null &&
-	fail "raid5 lost column: a write into a column no member can give parity for was reported written"
-cmp -s a.4k <(dd if="$MNT/volume.img" bs=4k skip=$((((3 << 20) + 131072 + 32768) / 4096)) count=1 iflag=direct status=none) ||
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.fsync(fd)' "$MNT/volume.img" 2>/dev/null &&
+	fail "raid5 lost column: fsync did not report the write that could not be put out"
+cmp -s a.4k <(dd if="$MNT/volume.img" bs=4k skip=$A_AT count=1 iflag=direct status=none) ||
 	fail "raid5 lost column: a write to another column of the row was lost with the failed one"
 dpid=$(cat "$MNT/.raidfuse/pid")
-kill -9 "$dpid"
-fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+kill_daemon "$dpid"
 mnt_ok "raid5 lost column, after an unclean stop" "${members[@]}"
 grep -q "resync after the unclean stop: done" "$MNT/.raidfuse/log" ||
 	fail "raid5 lost column: no resync: $(tail -n 3 "$MNT/.raidfuse/log")"
-cmp -s a.4k <(dd if="$MNT/volume.img" bs=4k skip=$((((3 << 20) + 131072 + 32768) / 4096)) count=1 iflag=direct status=none) ||
+cmp -s a.4k <(dd if="$MNT/volume.img" bs=4k skip=$A_AT count=1 iflag=direct status=none) ||
 	fail "raid5 lost column: write A gone after the resync"
 umnt
 rm -rf "${WORK:?}/lost"
@@ -401,8 +448,7 @@ umnt
 log "ok: raid1: sectors logged on both mirrors read as an I/O error, the rest reads, no member failed"
 mnt_ok "raid1 both, before an unclean stop" "$WORK"/r1/*.img
 dd if=/dev/urandom of="$MNT/volume.img" bs=4k seek=1000 count=1 conv=notrunc,fsync status=none
-kill -9 "$(cat "$MNT/.raidfuse/pid")"
-fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+kill_daemon "$(cat "$MNT/.raidfuse/pid")"
 mnt_ok "raid1 both, read-write" "$WORK"/r1/*.img
 grep -q "resync: 4096 bytes from 1048576 .*passed over" "$MNT/.raidfuse/log" ||
 	fail "raid1: the resync after an unclean stop does not pass over the lost sectors: $(tail -n 3 "$MNT/.raidfuse/log")"

@@ -75,6 +75,21 @@ static size_t entries_needed(const struct bad_range *r, size_t nr, unsigned shif
 	return n;
 }
 
+/* [data_off, data_off + len) of m's data area as absolute sectors
+ * [*lo, *hi), in whole units of 2^shift sectors: the units it covers
+ * entirely (what a write made good), or every unit it touches. */
+static void range_in_units(const struct member *m, unsigned shift, uint64_t data_off,
+                           uint64_t len, bool covered_only, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t unit = (uint64_t)1 << shift;
+	uint64_t first = covered_only ? (data_off + 511u) / 512u : data_off / 512u;
+	uint64_t end = covered_only ? (data_off + len) / 512u : (data_off + len + 511u) / 512u;
+	first += m->sb.data_offset;
+	end += m->sb.data_offset;
+	*lo = covered_only ? (first + unit - 1) / unit * unit : first / unit * unit;
+	*hi = covered_only ? end / unit * unit : (end + unit - 1) / unit * unit;
+}
+
 int member_badblocks_load(struct member *m, char *err, size_t errlen)
 {
 	uint8_t raw[MEMBER_BADBLOCKS_MAX_SECTORS * 512];
@@ -193,8 +208,8 @@ bool member_badblocks_hit(struct member *m, uint64_t data_off, uint64_t len)
 
 	if (!b || atomic_load(&b->nr_ranges) == 0 || len == 0)
 		return false;
-	uint64_t lo = m->sb.data_offset + data_off / 512u;
-	uint64_t hi = m->sb.data_offset + (data_off + len + 511u) / 512u;
+	uint64_t lo, hi;
+	range_in_units(m, 0, data_off, len, false, &lo, &hi);
 	pthread_mutex_lock(&b->lock);
 	size_t nr = atomic_load(&b->nr_ranges);
 	for (size_t i = 0; i < nr && !hit && b->ranges[i].lo < hi; i++)
@@ -207,18 +222,14 @@ bool member_badblocks_clear(struct member *m, uint64_t data_off, uint64_t len)
 {
 	struct member_badblocks *b = m->badblocks;
 	struct bad_range next[MEMBER_BADBLOCKS_MAX_SECTORS * 512 / 8 + 1];
-	uint64_t unit = 1;
 	bool cleared = false;
 
 	if (!b || atomic_load(&b->nr_ranges) == 0 || len == 0)
 		return false;
-	unit <<= b->shift;
 	/* Only whole units the write covered: the rest of a unit still
 	 * holds what was there before. */
-	uint64_t lo = m->sb.data_offset + (data_off + 511u) / 512u;
-	uint64_t hi = m->sb.data_offset + (data_off + len) / 512u;
-	lo = (lo + unit - 1) / unit * unit;
-	hi = hi / unit * unit;
+	uint64_t lo, hi;
+	range_in_units(m, b->shift, data_off, len, true, &lo, &hi);
 	if (lo >= hi)
 		return false;
 	pthread_mutex_lock(&b->lock);
@@ -252,19 +263,15 @@ bool member_badblocks_clear(struct member *m, uint64_t data_off, uint64_t len)
 int member_badblocks_add(struct member *m, uint64_t data_off, uint64_t len)
 {
 	struct member_badblocks *b = m->badblocks;
-	uint64_t unit = 1;
 	int rc = 0;
 
 	if (!b)
 		return -ENOSPC;
 	if (len == 0)
 		return 0;
-	unit <<= b->shift;
 	/* Every unit the range touches: none of it holds the array's bytes. */
-	uint64_t lo = m->sb.data_offset + data_off / 512u;
-	uint64_t hi = m->sb.data_offset + (data_off + len + 511u) / 512u;
-	lo = lo / unit * unit;
-	hi = (hi + unit - 1) / unit * unit;
+	uint64_t lo, hi;
+	range_in_units(m, b->shift, data_off, len, false, &lo, &hi);
 	pthread_mutex_lock(&b->lock);
 	size_t nr = atomic_load(&b->nr_ranges);
 	struct bad_range next[MEMBER_BADBLOCKS_MAX_SECTORS * 512 / 8 + 1];
@@ -284,8 +291,8 @@ int member_badblocks_add(struct member *m, uint64_t data_off, uint64_t len)
 
 /* The log as md's super_1_sync writes it: entries sector << 10 | count in
  * units, at most ENTRY_MAX_UNITS each, then all ones. */
-static size_t log_encode(const struct member_badblocks *b, size_t nr, uint8_t *raw,
-                         size_t raw_bytes)
+static void log_encode(const struct member_badblocks *b, size_t nr, uint8_t *raw,
+                       size_t raw_bytes)
 {
 	size_t at = 0;
 
@@ -299,7 +306,6 @@ static size_t log_encode(const struct member_badblocks *b, size_t nr, uint8_t *r
 			unit += count;
 		}
 	}
-	return at / 8;
 }
 
 int member_badblocks_sync(struct member *m, int (*sync_data)(struct member *m))

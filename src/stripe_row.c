@@ -470,9 +470,6 @@ static int band_write_full(struct raid_array *a, struct stripe_row *r, uint32_t 
 	return 0;
 }
 
-static int band_load_retry(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
-                           int want_k, bool want_all);
-
 static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
                       struct stripe_row_stats *stats)
 {
@@ -681,6 +678,17 @@ int stripe_row_load_all(struct raid_array *a, struct stripe_row *r)
 	return 0;
 }
 
+/* band_flush, planned again while a member fails under it. */
+static int band_flush_retry(struct raid_array *a, struct stripe_row *r, uint32_t c0, uint32_t c1,
+                            struct stripe_row_stats *stats)
+{
+	int rc;
+	do
+		rc = band_flush(a, r, c0, c1, stats);
+	while (rc == -EAGAIN);
+	return rc;
+}
+
 int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_row_stats *stats)
 {
 	uint32_t c0 = 0;
@@ -689,32 +697,27 @@ int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_r
 	suspects_clear();
 	while (r->nr_dirty && c0 < r->nr_columns) {
 		uint32_t end = band_end(r, c0, r->nr_columns);
-		int rc;
-		do
-			rc = band_flush(a, r, c0, end, stats);
-		while (rc == -EAGAIN);
+		int rc = band_flush_retry(a, r, c0, end, stats);
 		/* A column that md's bad block log makes unwritable (no
 		 * member holds what its parity needs) must not take the
-		 * band's other columns with it: each on its own, the error
-		 * kept for the lost ones (md fails only that stripe). */
-		for (uint32_t c = c0; rc == -ENODATA && end - c0 > 1 && c < end; c++) {
-			int crc;
-			suspects_clear();
-			do
-				crc = band_flush(a, r, c, c + 1, stats);
-			while (crc == -EAGAIN);
-			if (crc < 0 && first_error == 0)
-				first_error = crc;
-			if (c + 1 == end)
-				rc = 0;
+		 * band's other columns, nor the row's other bands, with it:
+		 * each on its own, the error kept for the lost ones (md
+		 * fails only that stripe). */
+		if (rc == -ENODATA && end - c0 > 1) {
+			rc = 0;
+			for (uint32_t c = c0; c < end; c++) {
+				suspects_clear();
+				int crc = band_flush_retry(a, r, c, c + 1, stats);
+				if (crc < 0 && first_error == 0)
+					first_error = crc;
+			}
 		}
 		if (rc == -ENODATA) {
 			if (first_error == 0)
 				first_error = rc;
-			rc = 0; /* the row's other bands still go out */
-		}
-		if (rc < 0)
+		} else if (rc < 0) {
 			return rc;
+		}
 		c0 = end;
 	}
 	return first_error;
@@ -989,6 +992,36 @@ int stripe_row_rebuild_role(struct raid_array *a, struct stripe_row *r, int role
 	return rc;
 }
 
+/* Column c of the row on its own: every data chunk's bytes in memory
+ * (rebuilt from parity where a member is missing or logs the sectors),
+ * and v pointing at them and at the parity computed from them, in the
+ * thread's scratch, followed by room for `extra` more columns (*extra_at).
+ * -ENODATA when no member holds what the column needs. */
+static int column_with_parity(struct raid_array *a, struct stripe_row *r, uint32_t c,
+                              struct band_vec *v, size_t extra, uint8_t **extra_at)
+{
+	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
+	size_t col = (size_t)c * COLUMN;
+
+	suspects_clear();
+	int rc = band_load_retry(a, r, c, c + 1, -1, true);
+	if (rc < 0)
+		return rc;
+	/* fetched after the load, which may grow the thread's scratch */
+	uint8_t *scratch = scratch_get((size_t)COLUMN * ((size_t)nr_parity + extra));
+	if (!scratch)
+		return -ENOMEM;
+	band_vec_roles(v, r, nr_parity);
+	for (int k = 0; k < nr_data; k++)
+		v->by_slot[r->lay.data_qslot[k]] = r->data[k] + col;
+	for (int s = nr_data; s < v->nr_slots; s++)
+		v->by_slot[s] = scratch + (size_t)(s - nr_data) * COLUMN;
+	band_gen_parity(v, nr_data, nr_parity, COLUMN);
+	if (extra_at)
+		*extra_at = scratch + (size_t)nr_parity * COLUMN;
+	return 0;
+}
+
 int stripe_row_sync_columns(struct raid_array *a, struct stripe_row *r,
                             enum stripe_sync_mode mode, uint64_t *bad_columns,
                             uint64_t *lost_columns)
@@ -996,30 +1029,17 @@ int stripe_row_sync_columns(struct raid_array *a, struct stripe_row *r,
 	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
 
 	for (uint32_t c = 0; c < r->nr_columns; c++) {
-		size_t col = (size_t)c * COLUMN;
-		suspects_clear();
-		int rc = band_load_retry(a, r, c, c + 1, -1, true);
+		struct band_vec v;
+		uint8_t *stored;
+		int rc = column_with_parity(a, r, c, &v, (size_t)nr_parity, &stored);
 		if (rc == -ENODATA) {
 			(*lost_columns)++;
 			continue;
 		}
 		if (rc < 0)
 			return rc;
-		/* computed P, Q, then the stored ones; fetched after the load,
-		 * which may grow the thread's scratch */
-		uint8_t *scratch = scratch_get((size_t)COLUMN * (size_t)nr_parity * 2);
-		if (!scratch)
-			return -ENOMEM;
-		struct band_vec v;
-		band_vec_roles(&v, r, nr_parity);
-		for (int k = 0; k < nr_data; k++)
-			v.by_slot[r->lay.data_qslot[k]] = r->data[k] + col;
-		for (int s = nr_data; s < v.nr_slots; s++)
-			v.by_slot[s] = scratch + (size_t)(s - nr_data) * COLUMN;
-		band_gen_parity(&v, nr_data, nr_parity, COLUMN);
 		bool write = mode == STRIPE_SYNC_REWRITE;
 		if (!write) {
-			uint8_t *stored = scratch + (size_t)nr_parity * COLUMN;
 			struct band_io io = { .nr = 0 };
 			for (int s = nr_data; s < v.nr_slots; s++)
 				band_io_add(&io, a, r, v.role[s], stored + (size_t)(s - nr_data) * COLUMN,
@@ -1029,7 +1049,8 @@ int stripe_row_sync_columns(struct raid_array *a, struct stripe_row *r,
 				write = !a->read_only; /* unreadable parity: written anew */
 			} else if (rc < 0) {
 				return rc;
-			} else if (memcmp(scratch, stored, (size_t)COLUMN * (size_t)nr_parity) != 0) {
+			} else if (memcmp(v.by_slot[nr_data], stored, (size_t)COLUMN * (size_t)nr_parity) !=
+			           0) {
 				(*bad_columns)++;
 				write = mode == STRIPE_SYNC_REPAIR;
 			}
@@ -1046,13 +1067,10 @@ int stripe_row_sync_columns(struct raid_array *a, struct stripe_row *r,
 int stripe_row_rebuild_role_columns(struct raid_array *a, struct stripe_row *r, int role,
                                     struct member *target)
 {
-	int nr_data = r->lay.nr_data, nr_parity = row_nr_parity(a);
-
 	for (uint32_t c = 0; c < r->nr_columns; c++) {
 		uint64_t at = r->lay.member_off_bytes + (uint64_t)c * COLUMN;
-		size_t col = (size_t)c * COLUMN;
-		suspects_clear();
-		int rc = band_load_retry(a, r, c, c + 1, -1, true);
+		struct band_vec v;
+		int rc = column_with_parity(a, r, c, &v, 0, NULL);
 		if (rc == -ENODATA) {
 			rc = array_rebuild_lost(a, role, target, at, COLUMN);
 			if (rc < 0)
@@ -1061,24 +1079,12 @@ int stripe_row_rebuild_role_columns(struct raid_array *a, struct stripe_row *r, 
 		}
 		if (rc < 0)
 			return rc;
-		/* fetched after the load, which may grow the thread's scratch */
-		uint8_t *scratch = scratch_get((size_t)COLUMN * (size_t)nr_parity);
-		if (!scratch)
-			return -ENOMEM;
-		struct band_vec v;
 		const void *src = NULL;
-		band_vec_roles(&v, r, nr_parity);
-		for (int k = 0; k < nr_data; k++)
-			v.by_slot[r->lay.data_qslot[k]] = r->data[k] + col;
-		for (int s = nr_data; s < v.nr_slots; s++)
-			v.by_slot[s] = scratch + (size_t)(s - nr_data) * COLUMN;
 		for (int s = 0; s < v.nr_slots; s++)
 			if (v.role[s] == role)
 				src = v.by_slot[s];
 		if (!src)
 			return -EINVAL;
-		if (role == r->lay.p_role || (nr_parity == 2 && role == r->lay.q_role))
-			band_gen_parity(&v, nr_data, nr_parity, COLUMN);
 		rc = member_write(target, src, COLUMN, at);
 		if (rc < 0) {
 			array_rebuild_target_failed(a, role, target, rc);

@@ -80,19 +80,6 @@ PY
 	[ "$1" = --no-feature ] || md_sb_patch "$1" feature_or=8 # MD_FEATURE_BAD_BLOCKS
 }
 
-# kill_daemon PID: SIGKILL the daemon, wait until it is gone (its claim on
-# the members goes with it), detach the dead mount.
-kill_daemon() {
-	local i
-	kill -9 "$1"
-	for i in $(seq 100); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$1" 2>/dev/null && fail "daemon $1 still there 10 s after SIGKILL"
-	fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
-}
-
 # log_entries MEMBER: the entries md would read from MEMBER's log (none
 # when the feature bit is off), one "SECTOR COUNT" line each.
 log_entries() {
@@ -213,14 +200,13 @@ PY
 	logged "$WORK/$name" "$name" "${entries[@]}"
 	head -c "$(md_ref_field "$name" array_size_bytes)" /dev/urandom >new.img
 	mnt_ok "$name write" "${members[@]}"
-	dpid=$(cat "$MNT/.raidfuse/pid")
 	dd if=new.img of="$MNT/volume.img" bs=1M conv=fsync,notrunc status=none ||
 		fail "$name: writing the volume"
 	for m in "${members[@]}"; do
 		[ -z "$(log_entries "$m")" ] ||
 			fail "$name: $m: after fsync the log on the member still holds: $(log_entries "$m")"
 	done
-	kill_daemon "$dpid"
+	rf_kill "$MNT"
 	mnt_ok "$name after the kill" --readonly "${members[@]}"
 	got=$(sha256sum <"$MNT/volume.img" | cut -d' ' -f1)
 	umnt
@@ -422,8 +408,7 @@ python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.fsync(fd)
 	fail "raid5 lost column: fsync did not report the write that could not be put out"
 cmp -s a.4k <(dd if="$MNT/volume.img" bs=4k skip=$A_AT count=1 iflag=direct status=none) ||
 	fail "raid5 lost column: a write to another column of the row was lost with the failed one"
-dpid=$(cat "$MNT/.raidfuse/pid")
-kill_daemon "$dpid"
+rf_kill "$MNT"
 mnt_ok "raid5 lost column, after an unclean stop" "${members[@]}"
 grep -q "resync after the unclean stop: done" "$MNT/.raidfuse/log" ||
 	fail "raid5 lost column: no resync: $(tail -n 3 "$MNT/.raidfuse/log")"
@@ -448,7 +433,7 @@ umnt
 log "ok: raid1: sectors logged on both mirrors read as an I/O error, the rest reads, no member failed"
 mnt_ok "raid1 both, before an unclean stop" "$WORK"/r1/*.img
 dd if=/dev/urandom of="$MNT/volume.img" bs=4k seek=1000 count=1 conv=notrunc,fsync status=none
-kill_daemon "$(cat "$MNT/.raidfuse/pid")"
+rf_kill "$MNT"
 mnt_ok "raid1 both, read-write" "$WORK"/r1/*.img
 grep -q "resync: 4096 bytes from 1048576 .*passed over" "$MNT/.raidfuse/log" ||
 	fail "raid1: the resync after an unclean stop does not pass over the lost sectors: $(tail -n 3 "$MNT/.raidfuse/log")"

@@ -66,6 +66,21 @@ rf_umount() {
 # sha256 of every file named, one line each, to compare before and after.
 hash_files() { sha256sum "$@"; }
 
+# rf_kill MOUNT: SIGKILL the daemon serving MOUNT, wait until it is gone
+# (its claim on the members goes with it: a mount at once after would find
+# them still in use), and detach the dead mount.
+rf_kill() {
+	local pid i
+	pid=$(cat "$1/.raidfuse/pid") || fail "no daemon pid under $1"
+	kill -9 "$pid" || fail "kill -9 the daemon of $1"
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && fail "daemon $pid of $1 still there 10 s after SIGKILL"
+	fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1"
+}
+
 # put SRC TARGET OFFSET: write the file SRC into TARGET at byte OFFSET.
 put() {
 	dd if="$1" of="$2" bs=1M oflag=seek_bytes seek="$3" conv=notrunc,fsync status=none

@@ -85,11 +85,6 @@ file_sha() { sha256sum <"$1" | cut -d' ' -f1; }
 same_bytes() { # LABEL WHAT-FILE EXPECTED-FILE
 	cmp -s "$2" "$3" || fail "$1: $(cmp "$2" "$3" 2>&1 | head -n1) (expected the bytes of $3)"
 }
-kill_daemon() { # MOUNT
-	kill -9 "$(cat "$1/.raidfuse/pid")" || fail "kill -9 the daemon of $1"
-	sleep 0.3
-	fusermount3 -u -z "$1"
-}
 dirty_regions() { # MOUNT: N of "bitmap: N/M regions dirty"
 	sed -n 's/^ *bitmap: \([0-9]*\)\/[0-9]* regions dirty.*/\1/p' "$1/.raidfuse/status"
 }
@@ -264,13 +259,21 @@ check_clean mnt1 "raid1: after remount"
 rf_umount mnt1
 log "ok: raid1: $nreads failing reads raced $gens generations of writes; both copies hold the last"
 
+# raid1_filled LABEL SIZE MNT M0 M1: a new RAID1 of M0 and M1 (bitmap
+# chunks of 1 MiB) filled with random bytes, which ref keeps; stopped
+# cleanly, so no bit is set.
+raid1_filled() {
+	local label=$1 size=$2 mnt=$3
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --size "$size" --bitmap-chunk 1M "$4" "$5" \
+		>/dev/null || fail "$label: create"
+	rf_mount "$4" "$5" "$mnt"
+	head -c "$(stat -c %s "$mnt/volume.img")" /dev/urandom >ref
+	dd if=ref of="$mnt/volume.img" bs=1M conv=notrunc,fsync status=none || fail "$label: write"
+	rf_umount "$mnt"
+}
+
 # ---- 3. replacements -----------------------------------------------------
-"$RAIDFUSE" create --level 1 --raid-devices 2 --size 48M --bitmap-chunk 1M p0 p1 >/dev/null ||
-	fail "replace: create"
-rf_mount p0 p1 mnt3
-head -c "$(stat -c %s mnt3/volume.img)" /dev/urandom >ref
-dd if=ref of=mnt3/volume.img bs=1M conv=notrunc,fsync status=none || fail "replace: write"
-rf_umount mnt3 # a clean stop: no bit set
+raid1_filled replace 48M mnt3 p0 p1
 
 # 3a. The replacement: a loop device over a sparse file on a full tmpfs,
 # its first MiB (superblock, bitmap) allocated. What the copy writes to
@@ -372,7 +375,7 @@ done
 	fail "replace: no checkpoint past the write behind the copy (recovery_offset $was, then $offset)"
 [ "$(cat mnt3/.raidfuse/sync_action)" = recover ] ||
 	fail "replace: the copy ended before the kill (sync_action $(cat mnt3/.raidfuse/sync_action))"
-kill_daemon mnt3
+rf_kill mnt3
 offset=$(rec_off p0new)
 # Kept as the kill left them, for 5. (the members named in another order).
 mkdir killed
@@ -398,12 +401,7 @@ rf_umount mnt3
 log "ok: a replace killed at sector $offset resumed after remount; exact data, mismatch_cnt 0, mdadm sees it active"
 
 # ---- 4. RAID1 bitmap resync after SIGKILL: the marked regions only --------
-"$RAIDFUSE" create --level 1 --raid-devices 2 --size 64M --bitmap-chunk 1M b0 b1 >/dev/null ||
-	fail "resync: create"
-rf_mount b0 b1 mnt4
-head -c "$(stat -c %s mnt4/volume.img)" /dev/urandom >ref
-dd if=ref of=mnt4/volume.img bs=1M conv=notrunc,fsync status=none || fail "resync: write"
-rf_umount mnt4
+raid1_filled resync 64M mnt4 b0 b1
 rf_mount b0 b1 mnt4
 regions=$(sed -n 's/^ *bitmap: [0-9]*\/\([0-9]*\) regions dirty.*/\1/p' mnt4/.raidfuse/status)
 for at in 5 40; do
@@ -413,7 +411,7 @@ for at in 5 40; do
 	dd if=w$at.bin of=ref bs=256K seek=$((at * 4)) conv=notrunc status=none
 done
 [ "$(dirty_regions mnt4)" = 2 ] || fail "resync: $(dirty_regions mnt4) bits dirty after two writes, expected 2"
-kill_daemon mnt4
+rf_kill mnt4
 # The second copy of both written ranges, and of a range no bit marks.
 garble b1 $((5 << 20)) $((256 << 10))
 garble b1 $((40 << 20)) $((256 << 10))

@@ -102,6 +102,15 @@ int array_geometry_from_super(struct raid_geometry *geo, const struct md_super *
 		                   ops->name, ops->min_disks, sb->raid_disks);
 	if (ops->uses_chunk && sb->chunksize == 0)
 		return errmsg_fail(-EINVAL, err, errlen, "%s with chunk size 0", ops->name);
+	/* Both kept in bytes: a corrupt field must be refused, not wrap to
+	 * a plausible chunk or member size that md would never read. */
+	if (sb->chunksize > UINT32_MAX / SECTOR_BYTES)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "chunksize %u sectors is too large (expected at most %u)",
+		                   sb->chunksize, UINT32_MAX / SECTOR_BYTES);
+	if (sb->size > UINT64_MAX / SECTOR_BYTES)
+		return errmsg_fail(-EINVAL, err, errlen, "size %" PRIu64 " sectors is too large",
+		                   sb->size);
 	geo->level = sb->level;
 	geo->layout = sb->layout;
 	geo->feature_map = sb->feature_map;
@@ -930,6 +939,33 @@ static int assemble_check_uuids(struct raid_array *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* The fields that give the array its shape, as mdadm's compare_super1
+ * compares them: a member that disagrees with the freshest is corrupt, or
+ * from another incarnation of the array, and its data would be read with
+ * a shape that is not its own. mdadm aborts the assembly; so does this. */
+static int assemble_check_shape(const struct member *m, const struct member *fresh, char *err,
+                                size_t errlen)
+{
+	const struct md_super *x = &m->sb, *f = &fresh->sb;
+	const char *field = x->level != f->level           ? "level"
+	                    : x->layout != f->layout       ? "layout"
+	                    : x->chunksize != f->chunksize ? "chunksize"
+	                    : x->raid_disks != f->raid_disks ? "raid_disks"
+	                    : x->size != f->size           ? "size"
+	                    : x->ctime != f->ctime         ? "ctime"
+	                                                   : NULL;
+	if (!field)
+		return 0;
+	return errmsg_fail(-EINVAL, err, errlen,
+	                   "%s: its superblock does not match %s's (%s differs: level %d/%d, "
+	                   "layout 0x%x/0x%x, chunksize %u/%u, raid_disks %u/%u, size %" PRIu64
+	                   "/%" PRIu64 " sectors): a corrupt superblock, or members of "
+	                   "different arrays",
+	                   m->path, fresh->path, field, x->level, f->level, x->layout, f->layout,
+	                   x->chunksize, f->chunksize, x->raid_disks, f->raid_disks, x->size,
+	                   f->size);
+}
+
 static int assemble_check_features(const struct member *m, char *err, size_t errlen)
 {
 	uint32_t unknown = m->sb.feature_map & ~MD_FEATURES_SUPPORTED;
@@ -1081,12 +1117,15 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	if (rc < 0)
 		goto fail;
 
-	fresh = &a->members[0].sb;
+	const struct member *fresh_member = &a->members[0];
 	for (int i = 1; i < a->nr_members; i++)
-		if (a->members[i].sb.events > fresh->events)
-			fresh = &a->members[i].sb;
+		if (a->members[i].sb.events > fresh_member->sb.events)
+			fresh_member = &a->members[i];
+	fresh = &fresh_member->sb;
 	for (int i = 0; i < a->nr_members; i++) {
 		rc = assemble_check_features(&a->members[i], err, errlen);
+		if (rc == 0)
+			rc = assemble_check_shape(&a->members[i], fresh_member, err, errlen);
 		if (rc < 0)
 			goto fail;
 	}
@@ -1174,14 +1213,16 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		                 a->ops->name);
 		goto fail;
 	}
-	for (int role = 0; role < a->geo.raid_disks; role++) {
-		struct member *m = a->slot[role];
-		uint64_t need = a->geo.dev_bytes;
-		if (m && need > m->sb.data_size * SECTOR_BYTES) {
+	/* Members being rebuilt too: the rebuild writes their whole share. */
+	for (int i = 0; i < 2 * a->geo.raid_disks; i++) {
+		int role = i % a->geo.raid_disks;
+		struct member *m = i < a->geo.raid_disks ? a->slot[role] : a->rebuilding[role];
+		uint64_t need = a->geo.dev_bytes / SECTOR_BYTES;
+		if (m && need > m->sb.data_size) {
 			rc = errmsg_fail(-EINVAL, err, errlen,
 			                 "%s: data_size %" PRIu64 " sectors is smaller than the "
 			                 "array's per-member size %" PRIu64 " sectors",
-			                 m->path, m->sb.data_size, need / SECTOR_BYTES);
+			                 m->path, m->sb.data_size, need);
 			goto fail;
 		}
 	}

@@ -153,6 +153,61 @@ static void bitmap_all_set_need_store(struct write_bitmap *b)
 			b->set_gen[i] = gen;
 }
 
+/* Whether [start, end) (bytes) overlaps [lo, lo + len). */
+static bool bytes_overlap(uint64_t start, uint64_t end, uint64_t lo, uint64_t len)
+{
+	return start < lo + len && lo < end;
+}
+
+/* The bitmap is written at [start, end) of every member in sync or being
+ * rebuilt (at the offset of the member it was read from, as md does): it
+ * must stay clear of each one's superblock, bad block log and data, or
+ * the writes of one would wreck the other. 0, or -EINVAL naming the
+ * member. */
+static int bitmap_region_check(const struct member *m, uint64_t start, uint64_t end, char *err,
+                               size_t errlen)
+{
+	const struct md_super *sb = &m->sb;
+	uint64_t sb_at = sb->super_offset * SECTOR_BYTES;
+	/* Whole sectors, as member_super_store writes them. */
+	uint64_t sb_len = (md_super_bytes(sb->max_dev) + SECTOR_BYTES - 1) / SECTOR_BYTES *
+	                  SECTOR_BYTES;
+	const char *what = NULL;
+
+	if (bytes_overlap(start, end, sb_at, sb_len))
+		what = "its superblock";
+	else if (end > m->data_offset_bytes)
+		what = "its data area";
+	else if (m->badblocks &&
+	         bytes_overlap(start, end,
+	                       (uint64_t)((int64_t)sb->super_offset + sb->bblog_offset) *
+	                               SECTOR_BYTES,
+	                       (uint64_t)sb->bblog_size * SECTOR_BYTES))
+		what = "its bad block log";
+	if (!what)
+		return 0;
+	return errmsg_fail(-EINVAL, err, errlen,
+	                   "%s: the write-intent bitmap (bytes %" PRIu64 " to %" PRIu64 ") overlaps "
+	                   "%s: the superblock's bitmap_offset, data_offset or bblog_offset is "
+	                   "corrupt",
+	                   m->path, start, end, what);
+}
+
+static int bitmap_regions_check(const struct raid_array *a, uint64_t start, uint64_t end,
+                                char *err, size_t errlen)
+{
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		const struct member *serving[2] = { a->slot[role], a->rebuilding[role] };
+		for (int i = 0; i < 2; i++) {
+			int rc = serving[i] ? bitmap_region_check(serving[i], start, end, err, errlen)
+			                    : 0;
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, size_t errlen)
 {
 	uint8_t raw[MD_BITMAP_SB_BYTES];
@@ -163,6 +218,11 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 	a->bitmap = NULL;
 	if (!(fresh->sb.feature_map & MD_FEATURE_BITMAP_OFFSET))
 		return 0;
+	if ((int64_t)fresh->sb.super_offset + fresh->sb.bitmap_offset < 0)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: bitmap_offset %" PRId32 " sectors puts the write-intent bitmap "
+		                   "before the start of the member",
+		                   fresh->path, fresh->sb.bitmap_offset);
 	uint64_t sb_off = bitmap_sb_abs_off(&fresh->sb);
 	rc = member_pread_abs((struct member *)fresh, raw, sizeof(raw), sb_off);
 	if (rc < 0)
@@ -203,6 +263,11 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 		                   "%s: write-intent bitmap of %" PRIu64 " bits does not fit before "
 		                   "the data",
 		                   fresh->path, nr_bits);
+	}
+	rc = bitmap_regions_check(a, sb_off, b->bits_abs_off + b->bits_bytes, err, errlen);
+	if (rc < 0) {
+		bitmap_free(b);
+		return rc;
 	}
 	b->bits = calloc(1, b->bits_bytes);
 	b->store_buf = parity_buf_alloc(MD_BITMAP_SB_BYTES + b->bits_bytes);

@@ -377,6 +377,14 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		                   "%s: super_offset is %llu sectors (expected %u for metadata 1.2)",
 		                   m->path, (unsigned long long)m->sb.super_offset,
 		                   MD_SB_V12_OFFSET_SECTORS);
+	/* Every role needs a device slot, and a superblock read here has at
+	 * most MD_SB_MAX_DEV of them; a larger count is corrupt, and would
+	 * have examine and assembly loop over billions of roles. */
+	if (m->sb.raid_disks > MD_SB_MAX_DEV)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: raid_disks is %u (expected at most %u, the device slots a "
+		                   "superblock holds): the superblock is corrupt",
+		                   m->path, m->sb.raid_disks, MD_SB_MAX_DEV);
 	if (m->sb.data_offset < MD_SB_V12_OFFSET_SECTORS + 2)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: data_offset %llu sectors overlaps the superblock", m->path,

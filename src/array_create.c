@@ -26,7 +26,7 @@
 #define CREATE_DATA_OFFSET_SECTORS 2048u  /* 1 MiB, as mdadm 4.x for small members */
 #define CREATE_BBLOG_OFFSET_SECTORS (BITMAP_OFFSET_SECTORS + 8) /* from the superblock */
 #define CREATE_BBLOG_SECTORS 8u           /* one page: 512 entries, as mdadm */
-_Static_assert(MD_BITMAP_SB_BYTES + BITMAP_MAX_BITS / 8 <= 8 * SECTOR_BYTES,
+_Static_assert(MD_BITMAP_SB_BYTES + BITMAP_ROOM_BITS / 8 <= 8 * SECTOR_BYTES,
                "the bitmap create writes must end before the bad block log");
 #define CREATE_MIN_CHUNK_BYTES (4u * 1024u)
 #define CREATE_MAX_CHUNK_BYTES (1024u * 1024u)

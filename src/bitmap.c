@@ -63,11 +63,16 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* The smallest chunk from `chunk` up (doubling) whose bits fit. */
-static uint64_t chunk_that_fits(uint64_t sync_bytes, uint64_t chunk)
+/* The smallest chunk from `chunk` up (doubling, to md's 2 GiB at most)
+ * whose bits number no more than max_bits, or 0 if there is none: md
+ * keeps the chunk size in 32 bits, so it must not double past that. */
+static uint64_t chunk_that_fits(uint64_t sync_bytes, uint64_t chunk, uint64_t max_bits)
 {
-	while ((sync_bytes + chunk - 1) / chunk > BITMAP_MAX_BITS)
+	while ((sync_bytes + chunk - 1) / chunk > max_bits) {
+		if (chunk >= BITMAP_MAX_CHUNK_BYTES)
+			return 0;
 		chunk *= 2;
+	}
 	return chunk;
 }
 
@@ -75,7 +80,17 @@ int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chun
                       char *err, size_t errlen)
 {
 	if (!wanted_bytes) {
-		*chunk_bytes = chunk_that_fits(sync_bytes, BITMAP_DEFAULT_CHUNK_BYTES);
+		uint64_t chunk =
+			chunk_that_fits(sync_bytes, BITMAP_DEFAULT_CHUNK_BYTES, BITMAP_MAX_BITS);
+		if (!chunk)
+			chunk = chunk_that_fits(sync_bytes, BITMAP_MAX_CHUNK_BYTES, BITMAP_ROOM_BITS);
+		if (!chunk)
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "a write-intent bitmap for %" PRIu64 " GiB per member needs "
+			                   "more than the %u bits there is room for, even with md's "
+			                   "largest chunk (2G): use --bitmap none",
+			                   sync_bytes >> 30, BITMAP_ROOM_BITS);
+		*chunk_bytes = chunk;
 		return 0;
 	}
 	/* md keeps the chunk size in 32 bits of the bitmap superblock. */
@@ -85,14 +100,17 @@ int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chun
 		                   "bitmap chunk of %" PRIu64 " bytes: it must be a power of two "
 		                   "from 4K to 2G",
 		                   wanted_bytes);
-	uint64_t least = chunk_that_fits(sync_bytes, wanted_bytes);
-	if (least != wanted_bytes)
+	uint64_t least = chunk_that_fits(sync_bytes, wanted_bytes, BITMAP_ROOM_BITS);
+	if (least != wanted_bytes) {
+		char advice[64] = "use --bitmap none";
+		if (least)
+			snprintf(advice, sizeof(advice), "use %" PRIu64 "K or more", least / 1024);
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "bitmap chunk of %" PRIu64 " KiB needs %" PRIu64 " bits to cover "
-		                   "%" PRIu64 " MiB, more than the %u that fit: use %" PRIu64 "K or "
-		                   "more",
+		                   "%" PRIu64 " MiB, more than the %u that fit: %s",
 		                   wanted_bytes / 1024, (sync_bytes + wanted_bytes - 1) / wanted_bytes,
-		                   sync_bytes >> 20, BITMAP_MAX_BITS, least / 1024);
+		                   sync_bytes >> 20, BITMAP_ROOM_BITS, advice);
+	}
 	*chunk_bytes = wanted_bytes;
 	return 0;
 }

@@ -29,11 +29,17 @@ struct write_bitmap;
 #define BITMAP_DEFAULT_CHUNK_BYTES (64ull << 20) /* mdadm's default for internal bitmaps */
 #define BITMAP_MIN_CHUNK_BYTES 4096u
 #define BITMAP_MAX_CHUNK_BYTES (1ull << 31)
-#define BITMAP_MAX_BITS 8192u                    /* what create writes: 1 KiB of bits */
+#define BITMAP_MAX_BITS 8192u                    /* what create prefers: 1 KiB of bits */
+/* The most bits create can write: the room before the bad block log, 8
+ * sectors after the bitmap's, less its superblock. The default chunk
+ * uses it only where 2 GiB chunks need more than BITMAP_MAX_BITS (a
+ * resync space over 16 TiB: RAID5 of 20 TB disks). */
+#define BITMAP_ROOM_BITS ((8u * 512u - MD_BITMAP_SB_BYTES) * 8u)
 
 /* The bitmap chunk create writes for a resync space of sync_bytes:
- * wanted_bytes if not 0 (a power of two of at least 4 KiB whose bits
- * fit), else mdadm's default, 64 MiB, doubled until the bits fit. Coarser
+ * wanted_bytes if not 0 (a power of two from 4 KiB to 2 GiB whose bits
+ * fit in BITMAP_ROOM_BITS), else mdadm's default, 64 MiB, doubled until
+ * the bits fit in BITMAP_MAX_BITS, or up to 2 GiB and the room. Coarser
  * chunks mean fewer bitmap updates while writing, longer resyncs after a
  * crash. 0, or -EINVAL with err saying what is wrong. */
 int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,

@@ -45,13 +45,16 @@ static void extent_fix_read_error(struct raid_array *a, int role, struct member 
 	int wrc = bitmap_start_write(a, sync_off, len);
 	if (wrc == 0)
 		wrc = member_write(m, good, len, at);
+	/* Failed out before the write ends: until then the bitmap daemon
+	 * cannot clear the region (it waits for writes in flight), and once
+	 * the role is missing it clears nothing, so a re-add resyncs it. */
+	if (wrc < 0)
+		array_member_error(a, role, m, wrc, true);
 	bitmap_end_write(a, sync_off, len);
 	if (wrc == 0)
 		array_logf(a, "read error on %s (role %d) corrected: %zu KiB rewritten from another "
 		           "copy",
 		           m->abs_path, role, len / 1024);
-	else
-		array_member_error(a, role, m, wrc, true);
 }
 
 /* Mend the copies of one piece that failed to read (bad[], on members
@@ -249,12 +252,14 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 			rc = bitmap_start_write(a, piece_sync_off[nr_started], piece_len[nr_started]);
 			nr_started++; /* counted in flight even when its store failed */
 		}
-		if (rc == 0)
-			io_pool_run(a->io_pool, reqs, nr);
-		for (int p = 0; p < nr_started; p++)
-			bitmap_end_write(a, piece_sync_off[p], piece_len[p]);
-		if (rc < 0)
+		if (rc < 0) {
+			for (int p = 0; p < nr_started; p++)
+				bitmap_end_write(a, piece_sync_off[p], piece_len[p]);
 			return rc;
+		}
+		io_pool_run(a->io_pool, reqs, nr);
+		/* Members whose write failed are failed out before the writes
+		 * end in the bitmap (see extent_fix_read_error). */
 		for (int i = 0; i < nr; i++) {
 			bool to_serving = reqs[i].member == a->slot[req_role[i]];
 			if (reqs[i].result < 0 && to_serving) {
@@ -270,6 +275,8 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 				piece_copies_ok[req_piece[i]]++;
 			}
 		}
+		for (int p = 0; p < nr_started; p++)
+			bitmap_end_write(a, piece_sync_off[p], piece_len[p]);
 		if (rc < 0)
 			return rc;
 		for (int p = 0; p < nr_pieces; p++)
@@ -730,6 +737,8 @@ static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct 
 			rc = bitmap_start_write(a, sync_off, len);
 			if (rc == 0)
 				rc = member_write(m, s->first, len, at);
+			if (rc < 0) /* out before the write ends, as above */
+				array_member_error(a, ext->copies[c].role, m, rc, true);
 			bitmap_end_write(a, sync_off, len);
 			if (rc < 0)
 				return rc;

@@ -309,6 +309,14 @@ int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_
 /* Set once a kernel or file system has refused RWF_DSYNC. */
 static atomic_bool rwf_dsync_unsupported;
 
+/* The kernel reports a lost writeback once per open file: the error is
+ * kept here so that every later sync of the member reports it too. */
+static void member_sync_failed(struct member *m, int err)
+{
+	int none = 0;
+	atomic_compare_exchange_strong(&m->sync_error, &none, err);
+}
+
 int member_pwrite_abs_durable(struct member *m, const void *buf, size_t len_bytes,
                               uint64_t off_bytes)
 {
@@ -317,6 +325,11 @@ int member_pwrite_abs_durable(struct member *m, const void *buf, size_t len_byte
 	 * member file, which under random writes is most of the cache. */
 	if (!atomic_load(&rwf_dsync_unsupported)) {
 		int rc = member_pwrite_all(m, buf, len_bytes, off_bytes, RWF_DSYNC);
+		/* Its sync checks the whole file's writeback errors and marks
+		 * them seen, so a failed writeback of data pages surfaces here
+		 * and never at the next fdatasync: it is kept as one. */
+		if (rc < 0 && rc != -EOPNOTSUPP)
+			member_sync_failed(m, rc);
 		if (rc != -EOPNOTSUPP)
 			return rc;
 		atomic_store(&rwf_dsync_unsupported, true);
@@ -339,8 +352,7 @@ static int member_sync_data(struct member *m)
 		rc = -errno;
 	if (rc < 0) {
 		atomic_fetch_add(&m->write_errors, 1);
-		int none = 0;
-		atomic_compare_exchange_strong(&m->sync_error, &none, rc);
+		member_sync_failed(m, rc);
 	}
 	return rc;
 }

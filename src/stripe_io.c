@@ -237,6 +237,27 @@ void stripe_io_scrub_end(struct raid_array *a, void *ctx)
 	free(r);
 }
 
+/* A replacement holds what its member held when it was copied, and takes
+ * the member's writes after that; a crash can land between a write to the
+ * member and the same write to the replacement. The resync gives the
+ * replacement the row's data as well as its new parity (md's resync
+ * writes a stripe's replacement devices too), or it would serve a chunk
+ * that disagrees with the parity once the copy ends. A replacement that
+ * fails the write is given up (stripe_row_rebuild_role): the member it
+ * was to replace still serves. */
+static void resync_replacements(struct raid_array *a, struct stripe_row *r)
+{
+	size_t len = (size_t)r->nr_columns * STRIPE_COLUMN_BYTES;
+
+	for (int k = 0; k < r->lay.nr_data; k++) {
+		int role = r->lay.data_role[k];
+		struct member *copy =
+			array_replacement_target(a, role, r->lay.member_off_bytes, len);
+		if (copy)
+			(void)stripe_row_rebuild_role(a, r, role, copy);
+	}
+}
+
 /* Recompute every row's parity from the data on the members. Runs before
  * the array serves requests, so rows of its own are enough. */
 int stripe_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
@@ -254,6 +275,8 @@ int stripe_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
 		rc = stripe_row_load_all(a, &r);
 		if (rc == 0) {
 			rc = stripe_row_write_parity(a, &r);
+			if (rc == 0)
+				resync_replacements(a, &r);
 		} else if (rc == -ENODATA) {
 			uint64_t bad_columns = 0;
 			rc = stripe_io_sync_columns(a, &r, row, STRIPE_SYNC_REWRITE, &bad_columns);

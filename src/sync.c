@@ -146,7 +146,10 @@ next_recovery:
 			array_recovery_checkpoint(a, role, s->recover_target);
 			last_checkpoint = now_seconds();
 		}
-		uint64_t done = (unit + 1) * s->p.total_sectors / units;
+		/* In 128 bits: units times sectors passes 2^64 on members of a
+		 * few TiB with small units. */
+		uint64_t done =
+			(uint64_t)((unsigned __int128)(unit + 1) * s->p.total_sectors / units);
 		double elapsed = now_seconds() - start;
 		double kib = (double)done / 2.0;
 		/* Stay under the ceiling: sleep until the average rate is

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bitmap.h"
 #include "md_super.h"
 
 #ifndef TEST_DATA_DIR
@@ -729,6 +730,54 @@ Test(md_bitmap, fresh_round_trip)
 	cr_expect_eq(out.sectors_reserved, in.sectors_reserved);
 	cr_expect_eq(out.nodes, in.nodes);
 	cr_expect_str_eq(out.cluster_name, in.cluster_name);
+}
+
+/* The chunk create picks must be one md can hold (32 bits, at most 2 GiB)
+ * and its bits must fit before the bad block log: members of 20 TB once
+ * got a chunk of 4 GiB, written as 0. */
+Test(md_bitmap, chunk_pick_fits_md_and_the_room)
+{
+	const uint64_t GiB = 1ull << 30, TiB = 1ull << 40;
+	struct {
+		uint64_t sync_bytes, want_chunk;
+	} cases[] = {
+		{ 100 * GiB, 64ull << 20 },      /* mdadm's default, 1600 bits */
+		{ 1 * TiB, 128ull << 20 },       /* doubled to stay within 8192 bits */
+		{ 16 * TiB, 2 * GiB },           /* 8192 bits of md's largest chunk */
+		{ 17 * TiB, 2 * GiB },           /* more bits, never a larger chunk */
+		{ 18 * TiB + 123, 2 * GiB },     /* 20 TB disks */
+		{ 60 * TiB, 2 * GiB },           /* 30720 bits: all the room there is */
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t chunk = 0;
+		err[0] = 0;
+		cr_assert_eq(bitmap_pick_chunk(cases[i].sync_bytes, 0, &chunk, err, sizeof(err)), 0,
+		             "case %zu: %s", i, err);
+		cr_expect_eq(chunk, cases[i].want_chunk, "case %zu: chunk %llu", i,
+		             (unsigned long long)chunk);
+		cr_expect_leq(chunk, BITMAP_MAX_CHUNK_BYTES, "case %zu", i);
+		cr_expect_leq((cases[i].sync_bytes + chunk - 1) / chunk, BITMAP_ROOM_BITS,
+		              "case %zu", i);
+	}
+
+	uint64_t chunk = 1;
+	err[0] = 0;
+	cr_expect_eq(bitmap_pick_chunk(61 * TiB, 0, &chunk, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "--bitmap none") != NULL, "%s", err);
+	cr_expect_eq(chunk, 1u, "no chunk given back on a refusal");
+
+	/* Asked for: 2G covers 20 TB disks; 4K is too fine for 1 GiB (it
+	 * would need 262144 bits), and the message says what would do. */
+	cr_expect_eq(bitmap_pick_chunk(18 * TiB, 2 * GiB, &chunk, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(chunk, 2 * GiB);
+	err[0] = 0;
+	cr_expect_eq(bitmap_pick_chunk(1 * GiB, 4096, &chunk, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "use 64K or more") != NULL, "%s", err);
+	err[0] = 0;
+	cr_expect_eq(bitmap_pick_chunk(61 * TiB, 2 * GiB, &chunk, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "--bitmap none") != NULL, "%s", err);
 }
 
 /* ---- names -------------------------------------------------------------- */

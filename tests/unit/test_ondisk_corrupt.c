@@ -313,8 +313,9 @@ static void mutate_sb_field(uint8_t *head, unsigned which)
 	sb_fix_csum(head);
 }
 
-static void mutate_sb_roles(uint8_t *head)
+static void mutate_sb_roles(uint8_t *head, unsigned which)
 {
+	(void)which; /* random, not a field in turn */
 	uint8_t *sb = head + SB_AT;
 	static const uint16_t roles[] = { 0, 1, 2, 3, 4, 5, 6, 63, 64, 0xfeff, 0xff00,
 		                          MD_ROLE_JOURNAL, MD_ROLE_FAULTY, MD_ROLE_SPARE };
@@ -330,8 +331,9 @@ static void mutate_sb_roles(uint8_t *head)
 	sb_fix_csum(head);
 }
 
-static void mutate_sb_bytes(uint8_t *head)
+static void mutate_sb_bytes(uint8_t *head, unsigned which)
 {
+	(void)which; /* random, not a field in turn */
 	uint8_t *sb = head + SB_AT;
 	int n = 1 + (int)rnd(6);
 
@@ -396,8 +398,9 @@ static void mutate_bitmap_field(uint8_t *head, unsigned which)
 	sb_fix_csum(head);
 }
 
-static void mutate_bitmap_place(uint8_t *head)
+static void mutate_bitmap_place(uint8_t *head, unsigned which)
 {
+	(void)which; /* random, not a field in turn */
 	uint8_t *sb = head + SB_AT;
 	static const int32_t offsets[] = { -8, -1, 0, 1, 2, 7, 9, 16, 24, 2040, 2048, 4096,
 		                           INT32_MIN, INT32_MAX, 1 << 20 };
@@ -415,8 +418,9 @@ static void mutate_bitmap_place(uint8_t *head)
 	sb_fix_csum(head);
 }
 
-static void mutate_bitmap_bytes(uint8_t *head)
+static void mutate_bitmap_bytes(uint8_t *head, unsigned which)
 {
+	(void)which; /* random, not a field in turn */
 	uint8_t *bm = bitmap_of(head);
 	int n = 1 + (int)rnd(8);
 
@@ -445,8 +449,9 @@ static uint64_t bblog_sector(void)
 	}
 }
 
-static void mutate_bblog(uint8_t *head)
+static void mutate_bblog(uint8_t *head, unsigned which)
 {
+	(void)which; /* random, not a field in turn */
 	uint8_t *sb = head + SB_AT, *log = head + BBLOG_AT;
 	uint32_t features = (uint32_t)get_le(sb + SB_FEATURE_MAP, 4);
 	int n = (int)rnd(6);
@@ -484,41 +489,11 @@ static void mutate_bblog(uint8_t *head)
 
 typedef void (*mutation_fn)(uint8_t *head, unsigned which);
 
-static void mutate_sb_roles_any(uint8_t *head, unsigned which)
-{
-	(void)which;
-	mutate_sb_roles(head);
-}
-
-static void mutate_sb_bytes_any(uint8_t *head, unsigned which)
-{
-	(void)which;
-	mutate_sb_bytes(head);
-}
-
-static void mutate_bitmap_place_any(uint8_t *head, unsigned which)
-{
-	(void)which;
-	mutate_bitmap_place(head);
-}
-
-static void mutate_bitmap_bytes_any(uint8_t *head, unsigned which)
-{
-	(void)which;
-	mutate_bitmap_bytes(head);
-}
-
-static void mutate_bblog_any(uint8_t *head, unsigned which)
-{
-	(void)which;
-	mutate_bblog(head);
-}
-
 /* Weighted towards the superblock fields, each taken in turn. */
 static const mutation_fn schedule[] = {
-	mutate_sb_field, mutate_sb_field,     mutate_sb_field,         mutate_sb_roles_any,
-	mutate_sb_bytes_any, mutate_bitmap_field, mutate_bitmap_place_any,
-	mutate_bitmap_bytes_any, mutate_bblog_any, mutate_bblog_any,
+	mutate_sb_field, mutate_sb_field,     mutate_sb_field,         mutate_sb_roles,
+	mutate_sb_bytes, mutate_bitmap_field, mutate_bitmap_place,
+	mutate_bitmap_bytes, mutate_bblog, mutate_bblog,
 };
 #define NR_SCHEDULE (sizeof(schedule) / sizeof(schedule[0]))
 

@@ -34,9 +34,14 @@
 #define CACHE_UNCACHED_ROWS 64
 #define CACHE_FLUSHER_TICK_MS 50
 /* Flushers run rows in parallel: a row's flush mostly waits on member
- * reads (read-modify-write), so several in flight turn a stream of small
- * synchronous writes into overlapping background work. */
-#define CACHE_FLUSHER_THREADS 8
+ * reads (read-modify-write), one at a time (they run their small batches
+ * themselves), so their number is the write-back's queue depth on the
+ * members, as md's raid5 keeps many stripes' reads in flight at once. A
+ * virtio disk served 22k random 4 KiB read pairs a second at 8 in flight
+ * and 42k at 64; 32 flushers gave RAID5 random writes over 16 times the
+ * cache 34-40% more than 8 did, and 64 no more than 32
+ * (docs/benchmarks.md). */
+#define CACHE_FLUSHER_THREADS 32
 /* Member I/O batches a flusher runs itself (io_pool_thread_inline_bytes). */
 #define CACHE_FLUSHER_INLINE_BATCH_BYTES (64 * 1024)
 /* Direct reads gathered before they are issued together: a 1 MiB
@@ -413,9 +418,9 @@ static void *flusher_main(void *arg)
 	struct stripe_cache *c = arg;
 	const struct array_tuning *t = &c->a->tuning;
 
-	/* No request waits on a flusher, and eight of them keep the members
-	 * busy: their small reads (read-modify-write, a few columns) run
-	 * here rather than costing a hand-off each. */
+	/* No request waits on a flusher, and enough of them run to keep the
+	 * members busy: their small reads (read-modify-write, a few columns)
+	 * run here rather than costing a hand-off each. */
 	io_pool_thread_inline_bytes(CACHE_FLUSHER_INLINE_BATCH_BYTES);
 
 	pthread_mutex_lock(&c->lock);

@@ -26,7 +26,6 @@
 #include "array_ctl.h"
 
 #define FS_ATTR_TIMEOUT 3600.0
-#define FS_CONTROL_FILE_BYTES 4096
 
 static struct fs_state *fs_state_of(fuse_req_t req)
 {
@@ -127,7 +126,11 @@ static void fs_fill_attr(struct fs_state *fs, fuse_ino_t ino, struct stat *st)
 		/* Only the user who mounted may write (default_permissions). */
 		st->st_mode = S_IFREG | (node.attr && node.attr->writable ? 0644 : 0444);
 		st->st_nlink = 1;
-		st->st_size = FS_CONTROL_FILE_BYTES;
+		/* Size 0, as procfs says of its generated files: their length
+		 * is known only when read (direct_io reads reach us whatever
+		 * the size), and a size that is not theirs sends tail(1) to
+		 * the wrong place; with 0 it reads them through. */
+		st->st_size = 0;
 		break;
 	}
 }
@@ -387,7 +390,7 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 			fuse_reply_err(req, EACCES);
 			return;
 		}
-		int rc = cf->node.attr->store(fs->array, cf->node.member, buf, size);
+		int rc = array_attr_store(cf->node.attr, fs->array, cf->node.member, buf, size);
 		if (rc < 0)
 			fuse_reply_err(req, -rc);
 		else

@@ -708,7 +708,8 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	return 0;
 }
 
-int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen)
+static int add_member_serialized(struct raid_array *a, const char *path, char *err,
+                                 size_t errlen)
 {
 	struct member *m;
 	int readd_role = -1;
@@ -794,8 +795,16 @@ int array_rebuild_lost(struct raid_array *a, int role, struct member *m, uint64_
 	return 0;
 }
 
-int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
-                         size_t errlen)
+int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&a->member_add_lock);
+	int rc = add_member_serialized(a, path, err, errlen);
+	pthread_mutex_unlock(&a->member_add_lock);
+	return rc;
+}
+
+static int replace_member_serialized(struct raid_array *a, struct member *old, const char *path,
+                                     char *err, size_t errlen)
 {
 	struct member *m;
 	int role = old->role;
@@ -832,6 +841,15 @@ int array_replace_member(struct raid_array *a, struct member *old, const char *p
 		                                  strerror(-rc));
 	}
 	return 0;
+}
+
+int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
+                         size_t errlen)
+{
+	pthread_mutex_lock(&a->member_add_lock);
+	int rc = replace_member_serialized(a, old, path, err, errlen);
+	pthread_mutex_unlock(&a->member_add_lock);
+	return rc;
 }
 
 /* ---- assembly ------------------------------------------------------- */
@@ -877,6 +895,7 @@ static void array_free(struct raid_array *a)
 	pthread_mutex_destroy(&a->workers_lock);
 	pthread_mutex_destroy(&a->log_lock);
 	pthread_mutex_destroy(&a->state_lock);
+	pthread_mutex_destroy(&a->member_add_lock);
 	free(a->served_dir);
 	free(a);
 }
@@ -1092,6 +1111,7 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	if (!a)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	pthread_mutex_init(&a->state_lock, NULL);
+	pthread_mutex_init(&a->member_add_lock, NULL);
 	pthread_mutex_init(&a->workers_lock, NULL);
 	pthread_mutex_init(&a->log_lock, NULL);
 	row_locks_init(&a->row_locks);

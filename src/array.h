@@ -68,6 +68,11 @@ struct raid_array {
 	uint64_t resynced_regions;               /* bitmap regions resynced at start */
 
 	pthread_mutex_t state_lock;              /* slot[], events, superblock writes */
+	/* One add or replace at a time: each prepares the next free entry of
+	 * members[] before it takes state_lock to count it in, and the two
+	 * come from different control files, which the kernel does not
+	 * serialise. */
+	pthread_mutex_t member_add_lock;
 	struct row_locks row_locks;
 	int sticky_error;                        /* first member write error, for fsync */
 

@@ -48,6 +48,16 @@ static bool text_is(const char *text, size_t len, const char *word)
 	return len == w && memcmp(text, word, w) == 0;
 }
 
+int array_attr_store(const struct array_attr *attr, struct raid_array *a, struct member *m,
+                     const char *text, size_t len)
+{
+	if (!attr->store)
+		return -EACCES;
+	if (memchr(text, '\0', len))
+		return -EINVAL;
+	return attr->store(a, m, text, len);
+}
+
 static int parse_uint(const char *text, size_t len, unsigned *out)
 {
 	char tmp[32];

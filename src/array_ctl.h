@@ -21,6 +21,12 @@ struct array_attr {
 	int (*store)(struct raid_array *a, struct member *m, const char *text, size_t len);
 };
 
+/* Text written to attr, through its store: -EINVAL for text with a NUL
+ * byte in it (the values are text; the parsers would stop at the NUL and
+ * take a prefix), else what store returns. */
+int array_attr_store(const struct array_attr *attr, struct raid_array *a, struct member *m,
+                     const char *text, size_t len);
+
 /* NULL-terminated tables: of the array, and of each member. */
 extern const struct array_attr array_attrs[];
 extern const struct array_attr member_attrs[];

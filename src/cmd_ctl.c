@@ -148,18 +148,34 @@ static int ctl_member_verb(const char *verb, const char *action, int argc, char 
 }
 
 /* The last line of the log, for the reason behind a refused write. */
-static void ctl_print_last_log(const char *verb, const char *mount)
+/* The daemon's last log line (time stamp and all) into out, or "". */
+static void ctl_last_log_line(const char *mount, char *out, size_t outlen)
 {
 	static char log[65536];
+	out[0] = '\0';
 	if (cli_ctl_read(mount, "log", log, sizeof(log)) < 0 || !log[0])
 		return;
 	size_t n = strlen(log);
 	if (log[n - 1] == '\n')
 		log[--n] = '\0';
 	const char *last = strrchr(log, '\n');
-	last = last ? last + 1 : log;
-	const char *msg = strchr(last, ' '); /* after the time stamp */
-	cli_error(verb, "%s", msg ? msg + 1 : last);
+	snprintf(out, outlen, "%s", last ? last + 1 : log);
+}
+
+/* A refused control write: the daemon logs why, unless it refused before
+ * getting that far (a path too long to take, say); then the write's own
+ * error is all there is, and an older line would mislead. */
+static void ctl_report_refusal(const char *verb, const char *mount, const char *line_before,
+                               int write_rc)
+{
+	char line[4096];
+	ctl_last_log_line(mount, line, sizeof(line));
+	if (!line[0] || strcmp(line, line_before) == 0) {
+		cli_error(verb, "the array refused it: %s", strerror(-write_rc));
+		return;
+	}
+	const char *msg = strchr(line, ' '); /* after the time stamp */
+	cli_error(verb, "%s", msg ? msg + 1 : line);
 }
 
 /* path with its folder made absolute: the daemon runs from /. */
@@ -168,8 +184,12 @@ static int ctl_absolute(const char *path, char *out, size_t outlen)
 	char *resolved = member_resolve_path(path);
 	if (!resolved)
 		return -ENOMEM;
+	/* The daemon takes no path it could not open. */
+	bool too_long = strlen(resolved) >= PATH_MAX;
 	snprintf(out, outlen, "%s", resolved);
 	free(resolved);
+	if (too_long)
+		return -ENAMETOOLONG;
 	return out[0] == '/' ? 0 : -ENOENT;
 }
 
@@ -193,8 +213,11 @@ int cmd_add(int argc, char **argv)
 		cli_error("add", "%s: %s", argv[2], strerror(-rc));
 		return CLI_EXIT_ERROR;
 	}
-	if (ctl_write(argv[1], "new_dev", abs_path) < 0) {
-		ctl_print_last_log("add", argv[1]);
+	char line_before[4096];
+	ctl_last_log_line(argv[1], line_before, sizeof(line_before));
+	rc = ctl_write(argv[1], "new_dev", abs_path);
+	if (rc < 0) {
+		ctl_report_refusal("add", argv[1], line_before, rc);
 		return CLI_EXIT_ERROR;
 	}
 	return CLI_EXIT_OK;
@@ -225,8 +248,11 @@ int cmd_replace(int argc, char **argv)
 		return CLI_EXIT_ERROR;
 	}
 	snprintf(attr, sizeof(attr), "%s/replace_with", dev);
-	if (ctl_write(argv[1], attr, abs_path) < 0) {
-		ctl_print_last_log("replace", argv[1]);
+	char line_before[4096];
+	ctl_last_log_line(argv[1], line_before, sizeof(line_before));
+	rc = ctl_write(argv[1], attr, abs_path);
+	if (rc < 0) {
+		ctl_report_refusal("replace", argv[1], line_before, rc);
 		return CLI_EXIT_ERROR;
 	}
 	return CLI_EXIT_OK;

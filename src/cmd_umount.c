@@ -226,8 +226,16 @@ int cmd_umount(int argc, char **argv)
 		          mountpoint);
 		return CLI_EXIT_ERROR;
 	}
-	if (daemon_pid <= 0)
-		return CLI_EXIT_OK;
+	/* No pid from the control tree: nobody answers under the mount (its
+	 * daemon was killed or crashed); it is detached now, but nothing
+	 * stopped the array. */
+	if (daemon_pid <= 0) {
+		cli_error("umount", "the daemon serving %s was gone (killed or crashed): the mount is "
+		          "detached, but the array was not stopped cleanly unless it was idle; the "
+		          "next mount resyncs what its write-intent bitmap marks",
+		          mountpoint);
+		return CLI_EXIT_ERROR;
+	}
 	for (int waited_ms = 0; waited_ms < UMOUNT_WAIT_SECONDS * 1000; waited_ms += 20) {
 		if (umount_daemon_gone(daemon_pid))
 			return umount_verdict(mountpoint, &expect);

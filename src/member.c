@@ -73,7 +73,9 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
-	fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named by mistake would block the open until a
+	 * writer came; it is refused below instead, and dropped for I/O. */
+	fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int rc = -errno;
 		if (errno == ELOOP)
@@ -102,6 +104,12 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 		close(fd);
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: not a regular file or block device", path);
+	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int rc = -errno;
+		close(fd);
+		return errmsg_fail(rc, err, errlen, "%s: fcntl: %s", path, strerror(-rc));
 	}
 	m->path = strdup(path);
 	m->abs_path = member_resolve_path(path);

@@ -23,7 +23,8 @@ static int parse_range(const char *value, uint64_t *lo, uint64_t *hi)
 		return -EINVAL;
 	memcpy(first, value, (size_t)(plus - value));
 	first[plus - value] = '\0';
-	if (size_parse(first, 1, lo) < 0 || size_parse(plus + 1, 1, &len) < 0 || len == 0)
+	if (size_parse(first, 1, lo) < 0 || size_parse(plus + 1, 1, &len) < 0 || len == 0 ||
+	    len > UINT64_MAX - *lo)
 		return -EINVAL;
 	*hi = *lo + len;
 	return 0;
@@ -53,7 +54,9 @@ int member_fault_parse(const char *text, size_t len, struct member_fault *out)
 		} else if (strncmp(tok, "rate=", 5) == 0) {
 			char *end;
 			double rate = strtod(tok + 5, &end);
-			if (*end || rate <= 0 || rate > 1)
+			/* Written so that NaN fails too; below one in a million
+			 * would be 0 ppm, which means every request. */
+			if (*end || !(rate * 1e6 >= 1 && rate <= 1))
 				return -EINVAL;
 			out->rate_ppm = (uint32_t)(rate * 1e6);
 		} else if (strncmp(tok, "range=", 6) == 0) {

@@ -26,6 +26,7 @@ struct array_sync {
 	struct member *recover_target;
 	pthread_t thread;
 	bool thread_joinable;
+	bool starting;             /* a sync_start between its check and its thread */
 	bool cancel;
 	struct sync_progress p;
 };
@@ -216,12 +217,16 @@ next_recovery:
 			array_logf(a, "the repair resynced what the forced dirty start left: the bitmap "
 			           "may clear and the array stop clean");
 	}
-	if (a->ops->scrub_end)
-		a->ops->scrub_end(a, ctx);
+	/* A member that failed during a check or repair found this thread
+	 * busy when it kicked the rebuild: a spare waiting for its role
+	 * starts now, here, as a finished rebuild goes on to the next. */
+	struct member *waiting = NULL;
+	bool to_recover = !recover && !cancelled && array_recovery_next(a, &role, &waiting);
 	pthread_mutex_lock(&s->lock);
 	s->p.last_result = rc;
 	s->p.interrupted = cancelled || rc < 0;
-	s->p.action = SYNC_IDLE;
+	if (!to_recover)
+		s->p.action = SYNC_IDLE;
 	pthread_mutex_unlock(&s->lock);
 	if (!recover)
 		array_eventf(a, "RebuildFinished", NULL, "%s %s: %s, mismatch_cnt %llu",
@@ -229,6 +234,25 @@ next_recovery:
 		           sync_action_name(s->p.last_action),
 		           rc < 0 ? strerror(-rc) : cancelled ? "interrupted" : "done",
 		           (unsigned long long)s->p.mismatch_sectors);
+	if (to_recover) {
+		pthread_mutex_lock(&s->lock);
+		s->p.action = s->p.last_action = SYNC_RECOVER;
+		s->recover_role = role;
+		s->recover_target = waiting;
+		s->p.done_sectors = s->p.mismatch_sectors = s->p.rate_kib = 0;
+		s->p.last_result = 0;
+		s->p.interrupted = false;
+		pthread_mutex_unlock(&s->lock);
+		recover = true;
+		repair = false;
+		action_name = sync_action_name(SYNC_RECOVER);
+		units = a->ops->recover_units ? a->ops->recover_units(a) : a->ops->scrub_units(a);
+		rc = 0;
+		start = last_checkpoint = now_seconds();
+		goto next_recovery;
+	}
+	if (a->ops->scrub_end)
+		a->ops->scrub_end(a, ctx);
 	return NULL;
 }
 
@@ -242,7 +266,8 @@ static void sync_join(struct array_sync *s)
 		pthread_join(s->thread, NULL);
 }
 
-static int sync_start(struct raid_array *a, struct array_sync *s, enum sync_action action);
+static int sync_start(struct raid_array *a, struct array_sync *s, enum sync_action action,
+                      int recover_role, struct member *recover_target);
 
 int array_sync_recover(struct raid_array *a, int role, struct member *m)
 {
@@ -250,14 +275,7 @@ int array_sync_recover(struct raid_array *a, int role, struct member *m)
 
 	if (!s)
 		return -ENOMEM;
-	pthread_mutex_lock(&s->lock);
-	bool busy = s->p.action != SYNC_IDLE;
-	if (!busy) {
-		s->recover_role = role;
-		s->recover_target = m;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return busy ? -EBUSY : sync_start(a, s, SYNC_RECOVER);
+	return sync_start(a, s, SYNC_RECOVER, role, m);
 }
 
 int array_sync_request(struct raid_array *a, enum sync_action action)
@@ -284,22 +302,33 @@ int array_sync_request(struct raid_array *a, enum sync_action action)
 		return -ENODEV;
 	if (action == SYNC_REPAIR && a->read_only)
 		return -EROFS;
-	return sync_start(a, s, action);
+	return sync_start(a, s, action, -1, NULL);
 }
 
-static int sync_start(struct raid_array *a, struct array_sync *s, enum sync_action action)
+/* Start action in a new sync thread, or -EBUSY while one runs or another
+ * start is under way: a check and an add come through different control
+ * files at once, and the thread handle has room for one. */
+static int sync_start(struct raid_array *a, struct array_sync *s, enum sync_action action,
+                      int recover_role, struct member *recover_target)
 {
 	pthread_mutex_lock(&s->lock);
-	if (s->p.action != SYNC_IDLE) {
+	if (s->p.action != SYNC_IDLE || s->starting) {
 		pthread_mutex_unlock(&s->lock);
 		return -EBUSY;
 	}
+	s->starting = true;
 	pthread_mutex_unlock(&s->lock);
 	sync_join(s); /* reap a finished one */
 	int rc = array_workers_start(a);
-	if (rc < 0)
-		return rc;
 	pthread_mutex_lock(&s->lock);
+	if (rc < 0) {
+		s->starting = false;
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	s->starting = false;
+	s->recover_role = recover_role;
+	s->recover_target = recover_target;
 	s->cancel = false;
 	s->p.action = action;
 	s->p.last_action = action;

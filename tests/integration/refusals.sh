@@ -215,6 +215,17 @@ EXPECT=("symbolic link" "a1-symlink.img")
 refuse "a symbolic link instead of a member" \
 	"$RAIDFUSE" mount "$A/a0.img" "$ARR/a1-symlink.img" "$A/a2.img" "$MNT"
 rm "$ARR/a1-symlink.img"
+# A FIFO named as a member once blocked examine, verify and read-only
+# mounts in open() until a writer came; each is refused at once.
+mkfifo "$ARR/a1-fifo"
+EXPECT=("not a regular file or block device" "a1-fifo")
+refuse "examine of a FIFO" timeout 10 "$RAIDFUSE" examine "$ARR/a1-fifo"
+EXPECT=("not a regular file or block device" "a1-fifo")
+refuse "verify with a FIFO" timeout 10 "$RAIDFUSE" verify "$A/a0.img" "$ARR/a1-fifo" "$A/a2.img"
+EXPECT=("not a regular file or block device" "a1-fifo")
+refuse "a read-only mount with a FIFO" \
+	timeout 10 "$RAIDFUSE" mount --readonly "$A/a0.img" "$ARR/a1-fifo" "$A/a2.img" "$MNT"
+rm "$ARR/a1-fifo"
 
 # ---- mount: a member inside the mount point ------------------------------
 IN=$ARR/inside

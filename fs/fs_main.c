@@ -29,10 +29,13 @@ void fs_log(void *ctx, const char *msg)
 static int fs_session_args(const struct fs_options *opts, bool read_only, char *mount_opts,
                            size_t len, struct fuse_args *args)
 {
-	snprintf(mount_opts, len,
-	         "fsname=raidfuse,subtype=raidfuse,default_permissions,max_read=%u%s%s%s%s",
-	         FS_MAX_IO_BYTES, read_only ? ",ro" : "", opts->allow_other ? ",allow_other" : "",
-	         opts->extra_opts ? "," : "", opts->extra_opts ? opts->extra_opts : "");
+	int need = snprintf(mount_opts, len,
+	                    "fsname=raidfuse,subtype=raidfuse,default_permissions,max_read=%u%s%s%s%s",
+	                    FS_MAX_IO_BYTES, read_only ? ",ro" : "",
+	                    opts->allow_other ? ",allow_other" : "", opts->extra_opts ? "," : "",
+	                    opts->extra_opts ? opts->extra_opts : "");
+	if (need < 0 || (size_t)need >= len)
+		return -E2BIG; /* cut short, the last option would be another */
 	if (fuse_opt_add_arg(args, "raidfuse") || fuse_opt_add_arg(args, "-o") ||
 	    fuse_opt_add_arg(args, mount_opts) || (opts->debug && fuse_opt_add_arg(args, "-d")))
 		return -ENOMEM;

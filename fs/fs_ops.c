@@ -574,6 +574,22 @@ static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fuse_reply_err(req, EPERM);
 }
 
+static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	fuse_reply_err(req, EPERM);
+}
+
 const struct fuse_lowlevel_ops fs_lowlevel_ops = {
 	.init = fs_init,
 	.lookup = fs_lookup,
@@ -593,5 +609,8 @@ const struct fuse_lowlevel_ops fs_lowlevel_ops = {
 	.unlink = fs_unlink,
 	.rmdir = fs_unlink,
 	.create = fs_create,
+	.rename = fs_rename,
+	.symlink = fs_symlink,
+	.link = fs_link,
 	.fallocate = fs_fallocate,
 };

@@ -276,8 +276,10 @@ int cmd_mount(int argc, char **argv)
 	}
 	fopts.mountpoint = mount_real;
 	aopts.served_dir = mount_real;
-	if (fs_check_options(&fopts) < 0) {
-		cli_error("mount", "the mount options are not valid%s%s%s: nothing was changed",
+	int opts_rc = fs_check_options(&fopts);
+	if (opts_rc < 0) {
+		cli_error("mount", "the mount options are %s%s%s%s: nothing was changed",
+		          opts_rc == -E2BIG ? "too long" : "not valid",
 		          fopts.extra_opts ? " (-o " : "", fopts.extra_opts ? fopts.extra_opts : "",
 		          fopts.extra_opts ? ")" : "");
 		return CLI_EXIT_USAGE;

@@ -335,8 +335,25 @@ cp "$B/b1.img" "$WORK/b1-copy.img"
 	fail "control: create --force over an md member failed: $(cat "$WORK/out")"
 ok "control: create --force over an md member succeeds"
 
+# -o text longer than the daemon passes to libfuse: refused, not cut short
+# (a cut would drop or change the last option).
+EXPECT=("too long")
+refuse "mount -o longer than libfuse's option buffer" \
+	"$RAIDFUSE" mount -o "noatime,$(head -c 600 /dev/zero | tr '\0' x)" \
+	"$A/a0.img" "$A/a1.img" "$A/a2.img" "$MNT"
+
 # ---- volume.img cannot change size -----------------------------------------
 rf_mount "$A/a2.img" "$A/a0.img" "$A/a1.img" "$MNT"
+# The tree is fixed: every namespace change is EPERM (rename, symlink and
+# link answered ENOSYS).
+for op in "mv $MNT/volume.img $MNT/renamed.img" "ln -s volume.img $MNT/sym" \
+	"ln $MNT/volume.img $MNT/hard" "mkdir $MNT/dir" "rm -f $MNT/volume.img" \
+	"touch $MNT/new"; do
+	$op 2>"$WORK/out" && fail "'$op' succeeded on the mount"
+	grep -qi "not permitted" "$WORK/out" || fail "'$op': not EPERM: $(cat "$WORK/out")"
+done
+[ -f "$MNT/volume.img" ] || fail "volume.img is gone"
+ok "rename, symlink, link, mkdir, unlink and create: EPERM"
 size=$(stat -c %s "$MNT/volume.img")
 truncate -s 1M "$MNT/volume.img" 2>"$WORK/out" &&
 	fail "truncate -s 1M of volume.img succeeded"

@@ -191,6 +191,22 @@ static int array_super_sync(struct raid_array *a, bool clean)
 			roles_changed = true;
 			continue;
 		}
+		/* md's super_written: a member that cannot record the array's
+		 * state is failed, if the array can run without it; else its
+		 * superblock is left behind and the caller hears of it. */
+		if (wrc < 0 && m->role >= 0 && a->slot[m->role] == m &&
+		    array_can_spare(a, m->role, NULL, 0)) {
+			a->slot[m->role] = NULL;
+			m->state = MEMBER_FAULTY;
+			array_roles_mark_faulty(a, m->sb.dev_number);
+			array_eventf(a, "Fail", m,
+			             "member %s (role %d) cannot take a superblock update: %s; the "
+			             "array continues degraded",
+			             m->abs_path, m->role, strerror(-wrc));
+			a->kick_wanted = true;
+			roles_changed = true;
+			continue;
+		}
 		if (wrc < 0 && rc == 0)
 			rc = wrc;
 	}
@@ -247,6 +263,15 @@ void array_missing_text(const struct raid_array *a, char *out, size_t outlen)
 			textbuf_appendf(&t, "%s%d", t.used ? ", " : "", role);
 }
 
+/* Whether a superblock update under the lock just held failed a member
+ * out (a spare may take its role); cleared. Caller holds state_lock. */
+static bool kick_wanted_take_locked(struct raid_array *a)
+{
+	bool wanted = a->kick_wanted;
+	a->kick_wanted = false;
+	return wanted;
+}
+
 bool array_member_error(struct raid_array *a, int role, struct member *erred, int err,
                         bool is_write)
 {
@@ -299,6 +324,7 @@ bool array_member_error(struct raid_array *a, int role, struct member *erred, in
 		array_logf(a, "member %s (role %d): read error: %s; no redundancy left to fail it",
 		          m->abs_path, role, strerror(-err));
 	}
+	kick |= kick_wanted_take_locked(a);
 	pthread_mutex_unlock(&a->state_lock);
 	if (kick)
 		array_recovery_kick(a); /* a spare takes over at once */
@@ -327,6 +353,7 @@ int array_fail_role(struct raid_array *a, int role)
 	m->state = MEMBER_FAULTY;
 	array_roles_mark_faulty(a, m->sb.dev_number);
 	array_super_sync(a, false);
+	(void)kick_wanted_take_locked(a); /* kicked below anyway */
 	pthread_mutex_unlock(&a->state_lock);
 	array_eventf(a, "Fail", m, "member %s (role %d) set faulty; the array continues degraded",
 	             m->abs_path, role);
@@ -348,7 +375,10 @@ static bool rebuild_target_drop(struct raid_array *a, int role, struct member *m
 		*serving = a->slot[role];
 		dropped = true;
 	}
+	bool kick = kick_wanted_take_locked(a);
 	pthread_mutex_unlock(&a->state_lock);
+	if (kick)
+		array_recovery_kick(a);
 	return dropped;
 }
 
@@ -384,7 +414,10 @@ int array_set_write_mostly(struct raid_array *a, struct member *m, bool on)
 	bool changed = m->sb.devflags != old_flags;
 	int rc = changed ? array_super_sync(a, false) : 0;
 	atomic_store(&m->write_mostly, on);
+	bool kick = kick_wanted_take_locked(a);
 	pthread_mutex_unlock(&a->state_lock);
+	if (kick)
+		array_recovery_kick(a);
 	if (changed)
 		array_logf(a, "%s is %s write-mostly%s", m->abs_path, on ? "now" : "no longer",
 		           on ? ": read only when no other copy is there" : "");

@@ -73,6 +73,9 @@ struct raid_array {
 	 * come from different control files, which the kernel does not
 	 * serialise. */
 	pthread_mutex_t member_add_lock;
+	/* A superblock update failed a member out: the caller kicks the
+	 * rebuild once it has let go of state_lock (under which it is set). */
+	bool kick_wanted;
 	struct row_locks row_locks;
 	int sticky_error;                        /* first member write error, for fsync */
 

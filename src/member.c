@@ -441,5 +441,7 @@ int member_super_store(struct member *m)
 	/* Write whole 512-byte sectors, as md does, so block devices with
 	 * O_DIRECT-like constraints and md's own reader agree on the bytes. */
 	size_t sector_len = (len + 511u) & ~(size_t)511u;
+	if (m->fault && m->fault->super_error)
+		return -EIO;
 	return member_pwrite_abs(m, raw, sector_len, m->sb.super_offset * 512u);
 }

@@ -51,6 +51,8 @@ int member_fault_parse(const char *text, size_t len, struct member_fault *out)
 			out->read_error = out->write_error = true;
 		} else if (strcmp(tok, "vanish") == 0) {
 			out->vanished = true;
+		} else if (strcmp(tok, "super-error") == 0) {
+			out->super_error = true;
 		} else if (strncmp(tok, "rate=", 5) == 0) {
 			char *end;
 			double rate = strtod(tok + 5, &end);
@@ -81,8 +83,8 @@ int member_fault_parse(const char *text, size_t len, struct member_fault *out)
 void member_fault_format(const struct member_fault *f, char *buf, size_t len)
 {
 	struct textbuf t = textbuf_init(buf, len);
-	if (!f || (!f->read_error && !f->write_error && !f->vanished && !f->latency_ms &&
-	           f->corrupt_hi == 0)) {
+	if (!f || (!f->read_error && !f->write_error && !f->vanished && !f->super_error &&
+	           !f->latency_ms && f->corrupt_hi == 0)) {
 		textbuf_appendf(&t, "none\n");
 		return;
 	}
@@ -103,6 +105,8 @@ void member_fault_format(const struct member_fault *f, char *buf, size_t len)
 		             f->corrupt_hi - f->corrupt_lo);
 	if (f->vanished)
 		textbuf_appendf(&t, "vanish ");
+	if (f->super_error)
+		textbuf_appendf(&t, "super-error ");
 	if (t.used > 0 && t.used < len && buf[t.used - 1] == ' ')
 		buf[t.used - 1] = '\n';
 }

@@ -20,11 +20,13 @@ struct member_fault {
 	uint32_t latency_ms;
 	uint64_t corrupt_lo, corrupt_hi; /* reads of these bytes come back flipped */
 	bool vanished;            /* every request fails, superblock included */
+	bool super_error;         /* superblock writes fail, nothing else */
 	uint64_t rng;
 };
 
 /* Parse "clear", or tokens: read-error write-error error rate=P (0..1)
- * range=OFF+LEN latency=MS corrupt=OFF+LEN vanish. 0 or -EINVAL. */
+ * range=OFF+LEN latency=MS corrupt=OFF+LEN vanish super-error. 0 or
+ * -EINVAL. */
 int member_fault_parse(const char *text, size_t len, struct member_fault *out);
 /* The settings as text (the same tokens). */
 void member_fault_format(const struct member_fault *f, char *buf, size_t len);

@@ -14,7 +14,11 @@
 #    array: that member is failed out and the write goes on;
 #  * a read error on a parity chunk during check (RAID5 and RAID6): the
 #    check goes on, the parity is rewritten from the data, the member
-#    stays in.
+#    stays in;
+#  * a member whose superblock cannot be written (super-error) when the
+#    array's state changes: failed out if the array can run without it,
+#    as md's super_written does, and a waiting spare takes its role; kept
+#    (and said) where it cannot be spared.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd python3 mdadm
@@ -201,4 +205,43 @@ for spec in "5 4" "6 5"; do
 	"$RAIDFUSE" verify "${ms[@]}" | grep -q "mismatch_cnt: 0" || fail "raid$level: parity wrong afterwards"
 done
 log "ok: a parity read error during check: parity rewritten from the data, the check goes on, no member failed"
+
+# 8. Superblock writes failing on a member in sync (RAID6 x4 and a spare):
+# failing another member updates every superblock; the one that cannot
+# take it is failed too, and the spare is rebuilt into one of the roles.
+"$RAIDFUSE" create --level 6 --raid-devices 4 --chunk 64K --size 16M s0 s1 s2 s3 >/dev/null ||
+	fail "create raid6 for super-error"
+truncate -s 16M s4
+rf_mount s0 s1 s2 s3 mnt8
+head -c "$(stat -c %s mnt8/volume.img)" /dev/urandom >ref8
+dd if=ref8 of=mnt8/volume.img bs=1M conv=notrunc,fsync status=none || fail "fill raid6"
+"$RAIDFUSE" add mnt8 s4 >/dev/null || fail "add the spare s4"
+echo super-error >mnt8/.raidfuse/dev0/fault || fail "set super-error on s0"
+grep -qx super-error mnt8/.raidfuse/dev0/fault || fail "fault reads back $(cat mnt8/.raidfuse/dev0/fault)"
+"$RAIDFUSE" fail mnt8 s1 >/dev/null || fail "fail s1"
+grep -q faulty mnt8/.raidfuse/dev0/state ||
+	fail "s0 could not take the superblock update and stays $(cat mnt8/.raidfuse/dev0/state)"
+grep -q "s0 (role 0) cannot take a superblock update" mnt8/.raidfuse/log ||
+	fail "no log line for s0: $(tail -n 3 <mnt8/.raidfuse/log)"
+"$RAIDFUSE" wait mnt8 >/dev/null || fail "wait for the spare's rebuild"
+dev4=$(dev_of mnt8 s4) || fail "no devN for s4"
+grep -q in_sync "mnt8/.raidfuse/$dev4/state" ||
+	fail "the spare did not take a role: $(cat "mnt8/.raidfuse/$dev4/state")"
+cmp -s mnt8/volume.img ref8 || fail "raid6 data changed after losing s0 and s1"
+rf_umount mnt8
+[ "$(ex_field s2 'Events')" = "$(ex_field s4 'Events')" ] || fail "s2 and s4 disagree on events"
+mdadm --examine s2 | grep -q "Array State : .*\." || fail "s2's superblock does not show a role missing"
+log "ok: a member that cannot take a superblock update is failed, and the spare takes a role"
+
+# Where it cannot be spared (RAID5 already degraded) it stays, and says so.
+"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64K --size 16M t0 t1 t2 >/dev/null ||
+	fail "create raid5 for super-error"
+rf_mount t0 t1 t2 mnt9
+echo super-error >mnt9/.raidfuse/dev0/fault || fail "set super-error on t0"
+"$RAIDFUSE" fail mnt9 t1 >/dev/null || fail "fail t1"
+grep -q in_sync mnt9/.raidfuse/dev0/state || fail "t0 was failed though the array needs it"
+grep -q "degraded\|\[3/2\]" mnt9/.raidfuse/status || fail "status: $(cat mnt9/.raidfuse/status)"
+echo clear >mnt9/.raidfuse/dev0/fault
+rf_umount mnt9
+log "ok: a member the array cannot lose keeps its role when its superblock update fails"
 log "PASS"

@@ -108,6 +108,19 @@ static int create_check_args(const struct raid_level_ops *ops, int nr_paths,
 	return 0;
 }
 
+/* Whether two names of files still to be made name the same one (a, ./a,
+ * dir/../a): their folders resolved, as the kernel would. */
+static bool create_same_new_file(const char *first, const char *second)
+{
+	if (strcmp(first, second) == 0)
+		return true;
+	char *a = member_resolve_path(first), *b = member_resolve_path(second);
+	bool same = a && b && strcmp(a, b) == 0;
+	free(a);
+	free(b);
+	return same;
+}
+
 /* Open the members that exist, refusing one named twice and one in use.
  * Those that do not exist need --size; they are created later, after
  * every check has passed, so a refused create leaves nothing behind. */
@@ -126,7 +139,7 @@ static int create_open_existing(struct member *members, bool *to_create,
 				                   "%s does not exist; give --size to create it",
 				                   paths[i]);
 			for (int j = 0; j < i; j++)
-				if (to_create[j] && strcmp(paths[j], paths[i]) == 0)
+				if (to_create[j] && create_same_new_file(paths[j], paths[i]))
 					return errmsg_fail(-EINVAL, err, errlen,
 					                   "%s and %s are the same member given twice",
 					                   paths[j], paths[i]);

@@ -315,6 +315,12 @@ refuse "create raid1 over two md members without --force" \
 EXPECT=("same member given twice")
 refuse "create with a member named twice" \
 	"$RAIDFUSE" create --level 5 --raid-devices 3 --chunk 64K --size 4M "$N-0" "$P0" "$ARR/plain/../plain/p0.img"
+# Both still to be made: the same file under two spellings.
+EXPECT=("same member given twice")
+refuse "create with a new member named twice" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$ARR/plain/new.img" \
+	"$ARR/plain/../plain/new.img"
+[ -e "$ARR/plain/new.img" ] && fail "a refused create left $ARR/plain/new.img behind"
 ln -s plain/p1.img "$ARR/p1-symlink.img"
 EXPECT=("symbolic link")
 refuse "create through a symbolic link" \

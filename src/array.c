@@ -146,6 +146,17 @@ static void member_give_up_locked(struct raid_array *a, struct member *m)
 	array_roles_mark_faulty(a, m->sb.dev_number);
 }
 
+/* Take role's member in sync out of the array: faulty, its role empty,
+ * and so recorded in the roles table (written by the caller's superblock
+ * update). Caller holds state_lock. */
+static void role_fail_locked(struct raid_array *a, int role)
+{
+	struct member *m = a->slot[role];
+	a->slot[role] = NULL;
+	m->state = MEMBER_FAULTY;
+	array_roles_mark_faulty(a, m->sb.dev_number);
+}
+
 /* Write the array state to every live member: events bumped, dirty or
  * clean, roles. Caller holds state_lock. */
 static int array_super_sync(struct raid_array *a, bool clean)
@@ -196,9 +207,7 @@ static int array_super_sync(struct raid_array *a, bool clean)
 		 * superblock is left behind and the caller hears of it. */
 		if (wrc < 0 && m->role >= 0 && a->slot[m->role] == m &&
 		    array_can_spare(a, m->role, NULL, 0)) {
-			a->slot[m->role] = NULL;
-			m->state = MEMBER_FAULTY;
-			array_roles_mark_faulty(a, m->sb.dev_number);
+			role_fail_locked(a, m->role);
 			array_eventf(a, "Fail", m,
 			             "member %s (role %d) cannot take a superblock update: %s; the "
 			             "array continues degraded",
@@ -275,7 +284,6 @@ static bool kick_wanted_take_locked(struct raid_array *a)
 bool array_member_error(struct raid_array *a, int role, struct member *erred, int err,
                         bool is_write)
 {
-	bool missing[RAID_MAX_MEMBERS];
 	bool failed = false, kick = false;
 
 	pthread_mutex_lock(&a->state_lock);
@@ -289,12 +297,8 @@ bool array_member_error(struct raid_array *a, int role, struct member *erred, in
 		pthread_mutex_unlock(&a->state_lock);
 		return false;
 	}
-	for (int r = 0; r < a->geo.raid_disks; r++)
-		missing[r] = !a->slot[r] || r == role;
-	if (a->ops->can_run(&a->geo, missing)) {
-		a->slot[role] = NULL;
-		m->state = MEMBER_FAULTY;
-		array_roles_mark_faulty(a, m->sb.dev_number);
+	if (array_can_spare(a, role, NULL, 0)) {
+		role_fail_locked(a, role);
 		array_super_sync(a, false);
 		failed = true;
 		array_eventf(a, "Fail", m,
@@ -333,8 +337,6 @@ bool array_member_error(struct raid_array *a, int role, struct member *erred, in
 
 int array_fail_role(struct raid_array *a, int role)
 {
-	bool missing[RAID_MAX_MEMBERS];
-
 	if (role < 0 || role >= a->geo.raid_disks)
 		return -EINVAL;
 	pthread_mutex_lock(&a->state_lock);
@@ -343,15 +345,11 @@ int array_fail_role(struct raid_array *a, int role)
 		pthread_mutex_unlock(&a->state_lock);
 		return -ENODEV;
 	}
-	for (int r = 0; r < a->geo.raid_disks; r++)
-		missing[r] = !a->slot[r] || r == role;
-	if (!a->ops->can_run(&a->geo, missing)) {
+	if (!array_can_spare(a, role, NULL, 0)) {
 		pthread_mutex_unlock(&a->state_lock);
 		return -EBUSY;
 	}
-	a->slot[role] = NULL;
-	m->state = MEMBER_FAULTY;
-	array_roles_mark_faulty(a, m->sb.dev_number);
+	role_fail_locked(a, role);
 	array_super_sync(a, false);
 	(void)kick_wanted_take_locked(a); /* kicked below anyway */
 	pthread_mutex_unlock(&a->state_lock);
@@ -1267,16 +1265,18 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		goto fail;
 	}
 	/* Members being rebuilt too: the rebuild writes their whole share. */
-	for (int i = 0; i < 2 * a->geo.raid_disks; i++) {
-		int role = i % a->geo.raid_disks;
-		struct member *m = i < a->geo.raid_disks ? a->slot[role] : a->rebuilding[role];
-		uint64_t need = a->geo.dev_bytes / SECTOR_BYTES;
-		if (m && need > m->sb.data_size) {
-			rc = errmsg_fail(-EINVAL, err, errlen,
-			                 "%s: data_size %" PRIu64 " sectors is smaller than the "
-			                 "array's per-member size %" PRIu64 " sectors",
-			                 m->path, m->sb.data_size, need);
-			goto fail;
+	uint64_t need_sectors = a->geo.dev_bytes / SECTOR_BYTES;
+	for (int role = 0; role < a->geo.raid_disks; role++) {
+		struct member *serving[2] = { a->slot[role], a->rebuilding[role] };
+		for (int i = 0; i < 2; i++) {
+			struct member *m = serving[i];
+			if (m && need_sectors > m->sb.data_size) {
+				rc = errmsg_fail(-EINVAL, err, errlen,
+				                 "%s: data_size %" PRIu64 " sectors is smaller than the "
+				                 "array's per-member size %" PRIu64 " sectors",
+				                 m->path, m->sb.data_size, need_sectors);
+				goto fail;
+			}
 		}
 	}
 

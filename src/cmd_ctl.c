@@ -178,6 +178,19 @@ static void ctl_report_refusal(const char *verb, const char *mount, const char *
 	cli_error(verb, "%s", msg ? msg + 1 : line);
 }
 
+/* Write text to the control file name; on a refusal, say why. 0 or
+ * -errno. */
+static int ctl_write_or_report(const char *verb, const char *mount, const char *name,
+                               const char *text)
+{
+	char line_before[4096];
+	ctl_last_log_line(mount, line_before, sizeof(line_before));
+	int rc = ctl_write(mount, name, text);
+	if (rc < 0)
+		ctl_report_refusal(verb, mount, line_before, rc);
+	return rc;
+}
+
 /* path with its folder made absolute: the daemon runs from /. */
 static int ctl_absolute(const char *path, char *out, size_t outlen)
 {
@@ -213,13 +226,8 @@ int cmd_add(int argc, char **argv)
 		cli_error("add", "%s: %s", argv[2], strerror(-rc));
 		return CLI_EXIT_ERROR;
 	}
-	char line_before[4096];
-	ctl_last_log_line(argv[1], line_before, sizeof(line_before));
-	rc = ctl_write(argv[1], "new_dev", abs_path);
-	if (rc < 0) {
-		ctl_report_refusal("add", argv[1], line_before, rc);
+	if (ctl_write_or_report("add", argv[1], "new_dev", abs_path) < 0)
 		return CLI_EXIT_ERROR;
-	}
 	return CLI_EXIT_OK;
 }
 
@@ -248,13 +256,8 @@ int cmd_replace(int argc, char **argv)
 		return CLI_EXIT_ERROR;
 	}
 	snprintf(attr, sizeof(attr), "%s/replace_with", dev);
-	char line_before[4096];
-	ctl_last_log_line(argv[1], line_before, sizeof(line_before));
-	rc = ctl_write(argv[1], attr, abs_path);
-	if (rc < 0) {
-		ctl_report_refusal("replace", argv[1], line_before, rc);
+	if (ctl_write_or_report("replace", argv[1], attr, abs_path) < 0)
 		return CLI_EXIT_ERROR;
-	}
 	return CLI_EXIT_OK;
 }
 

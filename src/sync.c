@@ -101,6 +101,26 @@ static void sync_throttle(struct array_sync *s, double start, double done_kib)
 	}
 }
 
+/* action begins (from sync_start, or a check going on to a rebuild):
+ * its role and target, and its progress from nothing. Caller holds
+ * s->lock. */
+static void sync_begin_locked(struct raid_array *a, struct array_sync *s,
+                              enum sync_action action, int recover_role,
+                              struct member *recover_target)
+{
+	s->recover_role = recover_role;
+	s->recover_target = recover_target;
+	s->p.action = action;
+	s->p.last_action = action;
+	s->p.done_sectors = 0;
+	s->p.total_sectors = a->geo.dev_bytes ? a->geo.dev_bytes / SECTOR_BYTES
+	                                      : a->geo.array_bytes / SECTOR_BYTES;
+	s->p.mismatch_sectors = 0;
+	s->p.rate_kib = 0;
+	s->p.last_result = 0;
+	s->p.interrupted = false;
+}
+
 static void *sync_main(void *arg)
 {
 	struct raid_array *a = arg;
@@ -236,12 +256,7 @@ next_recovery:
 		           (unsigned long long)s->p.mismatch_sectors);
 	if (to_recover) {
 		pthread_mutex_lock(&s->lock);
-		s->p.action = s->p.last_action = SYNC_RECOVER;
-		s->recover_role = role;
-		s->recover_target = waiting;
-		s->p.done_sectors = s->p.mismatch_sectors = s->p.rate_kib = 0;
-		s->p.last_result = 0;
-		s->p.interrupted = false;
+		sync_begin_locked(a, s, SYNC_RECOVER, role, waiting);
 		pthread_mutex_unlock(&s->lock);
 		recover = true;
 		repair = false;
@@ -321,24 +336,13 @@ static int sync_start(struct raid_array *a, struct array_sync *s, enum sync_acti
 	sync_join(s); /* reap a finished one */
 	int rc = array_workers_start(a);
 	pthread_mutex_lock(&s->lock);
+	s->starting = false;
 	if (rc < 0) {
-		s->starting = false;
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
-	s->starting = false;
-	s->recover_role = recover_role;
-	s->recover_target = recover_target;
 	s->cancel = false;
-	s->p.action = action;
-	s->p.last_action = action;
-	s->p.done_sectors = 0;
-	s->p.total_sectors = a->geo.dev_bytes ? a->geo.dev_bytes / SECTOR_BYTES
-	                                      : a->geo.array_bytes / SECTOR_BYTES;
-	s->p.mismatch_sectors = 0;
-	s->p.rate_kib = 0;
-	s->p.last_result = 0;
-	s->p.interrupted = false;
+	sync_begin_locked(a, s, action, recover_role, recover_target);
 	rc = pthread_create(&s->thread, NULL, sync_main, a) == 0 ? 0 : -EAGAIN;
 	if (rc == 0)
 		s->thread_joinable = true;

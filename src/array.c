@@ -1435,6 +1435,7 @@ int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 		return -EINVAL;
 	if (len == 0)
 		return 0;
+	atomic_fetch_add_explicit(&a->user_requests, 1, memory_order_relaxed);
 	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->read(a, buf, len, off);
@@ -1459,6 +1460,7 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 		return 0;
 	if (atomic_load(&a->broken))
 		return -EIO;
+	atomic_fetch_add_explicit(&a->user_requests, 1, memory_order_relaxed);
 	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->write(a, buf, len, off);

@@ -3,7 +3,8 @@
  * The scrub walks the level's units in order; each unit is done by the
  * level's scrub_unit, which holds the unit against user writes while it
  * reads and (for repair) rewrites, so a scrub never races a writer. The
- * walk sleeps as needed to stay under sync_speed_max.
+ * walk sleeps as needed to stay under sync_speed_max, and gives way
+ * down to sync_speed_min while the array serves reads and writes.
  */
 #include "config.h"
 
@@ -77,11 +78,59 @@ static struct array_sync *array_sync_get(struct raid_array *a)
 	return a->sync;
 }
 
-/* Sleep until the average rate since start, done_kib in all, is back at
- * sync_speed_max, in short naps so that idle, an unmount or a raised
- * limit is not kept waiting: one unit at 1 KiB/s would otherwise sleep
- * for minutes. */
-static void sync_throttle(struct array_sync *s, double start, double done_kib)
+/* md judges a sync's speed over its last few marks, not since it began:
+ * a rebuild that ran fast while the array was idle must slow down within
+ * seconds once users come back, and the rate it shows is the current one. */
+#define SYNC_MARKS 5
+#define SYNC_MARK_STEP_S 1.0
+/* The array counts as in use while a read or write came in this long ago. */
+#define SYNC_USER_IDLE_S 0.5
+
+struct sync_rate {
+	double mark_seconds[SYNC_MARKS];
+	double mark_kib[SYNC_MARKS];
+	unsigned oldest;             /* the mark overwritten next */
+	double last_mark_seconds;
+	uint64_t user_requests_seen; /* a->user_requests when last looked at */
+	double user_seen_seconds;    /* when that count last moved */
+};
+
+static void sync_rate_reset(struct raid_array *a, struct sync_rate *r, double now)
+{
+	for (unsigned i = 0; i < SYNC_MARKS; i++) {
+		r->mark_seconds[i] = now;
+		r->mark_kib[i] = 0;
+	}
+	r->oldest = 0;
+	r->last_mark_seconds = now;
+	r->user_requests_seen = atomic_load_explicit(&a->user_requests, memory_order_relaxed);
+	r->user_seen_seconds = now - 2 * SYNC_USER_IDLE_S;
+}
+
+static void sync_rate_mark(struct sync_rate *r, double now, double done_kib)
+{
+	if (now - r->last_mark_seconds < SYNC_MARK_STEP_S)
+		return;
+	r->mark_seconds[r->oldest] = now;
+	r->mark_kib[r->oldest] = done_kib;
+	r->oldest = (r->oldest + 1) % SYNC_MARKS;
+	r->last_mark_seconds = now;
+}
+
+/* KiB/s since the oldest mark; over at least a second, so the first
+ * units of a sync do not read as an enormous rate. */
+static double sync_rate_current(const struct sync_rate *r, double now, double done_kib)
+{
+	double span = now - r->mark_seconds[r->oldest];
+	return (done_kib - r->mark_kib[r->oldest]) / (span > 1.0 ? span : 1.0);
+}
+
+/* Sleep until the rate since the oldest mark is back at sync_speed_max,
+ * in short naps so that idle, an unmount or a raised limit is not kept
+ * waiting: one unit at 1 KiB/s would otherwise sleep for minutes. Over
+ * the marks, not since the start: a sync that gave way to users for an
+ * hour must not then run unlimited until its average catches up. */
+static void sync_throttle(struct array_sync *s, struct sync_rate *r, double done_kib)
 {
 	const double nap_max = 0.1;
 
@@ -92,12 +141,47 @@ static void sync_throttle(struct array_sync *s, double start, double done_kib)
 		pthread_mutex_unlock(&s->lock);
 		if (cancel || max_kib == 0)
 			return;
-		double left = start + done_kib / max_kib - now_seconds();
+		double now = now_seconds();
+		sync_rate_mark(r, now, done_kib);
+		double left = r->mark_seconds[r->oldest] +
+		              (done_kib - r->mark_kib[r->oldest]) / max_kib - now;
 		if (left <= 0)
 			return;
 		double nap = left < nap_max ? left : nap_max;
 		struct timespec ts = { 0, (long)(nap * 1e9) };
 		nanosleep(&ts, NULL);
+	}
+}
+
+static bool sync_array_in_use(struct raid_array *a, struct sync_rate *r, double now)
+{
+	uint64_t requests = atomic_load_explicit(&a->user_requests, memory_order_relaxed);
+	if (requests != r->user_requests_seen) {
+		r->user_requests_seen = requests;
+		r->user_seen_seconds = now;
+	}
+	return now - r->user_seen_seconds < SYNC_USER_IDLE_S;
+}
+
+/* md's rule (md_do_sync): above sync_speed_min a sync gives way while the
+ * array is in use, so users keep their speed during a long rebuild; at
+ * or below it the sync goes on whatever the load, so it always ends. */
+static void sync_yield(struct raid_array *a, struct array_sync *s, struct sync_rate *r,
+                       double done_kib)
+{
+	const struct timespec nap = { 0, 100 * 1000 * 1000 };
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		bool cancel = s->cancel;
+		unsigned min_kib = s->p.speed_min_kib;
+		pthread_mutex_unlock(&s->lock);
+		double now = now_seconds();
+		sync_rate_mark(r, now, done_kib);
+		if (cancel || !sync_array_in_use(a, r, now) ||
+		    sync_rate_current(r, now, done_kib) <= min_kib)
+			return;
+		nanosleep(&nap, NULL);
 	}
 }
 
@@ -133,9 +217,11 @@ static void *sync_main(void *arg)
 	int role = s->recover_role;
 	void *ctx = a->ops->scrub_begin ? a->ops->scrub_begin(a) : NULL;
 	double start = now_seconds(), last_checkpoint = start;
+	struct sync_rate rate;
 	int rc = 0;
 
 next_recovery:
+	sync_rate_reset(a, &rate, start);
 	if (recover)
 		rc = array_recovery_begin(a, role, s->recover_target);
 	else
@@ -147,7 +233,6 @@ next_recovery:
 
 		pthread_mutex_lock(&s->lock);
 		bool cancel = s->cancel;
-		unsigned max_kib = s->p.speed_max_kib;
 		pthread_mutex_unlock(&s->lock);
 		if (cancel)
 			break;
@@ -171,17 +256,14 @@ next_recovery:
 		 * few TiB with small units. */
 		uint64_t done =
 			(uint64_t)((unsigned __int128)(unit + 1) * s->p.total_sectors / units);
-		double elapsed = now_seconds() - start;
 		double kib = (double)done / 2.0;
-		/* Stay under the ceiling: sleep until the average rate is
-		 * back at sync_speed_max. */
-		if (max_kib && kib / (elapsed > 1e-6 ? elapsed : 1e-6) > max_kib)
-			sync_throttle(s, start, kib);
-		elapsed = now_seconds() - start;
+		sync_throttle(s, &rate, kib);
+		sync_yield(a, s, &rate, kib);
+		double rate_kib = sync_rate_current(&rate, now_seconds(), kib);
 		pthread_mutex_lock(&s->lock);
 		s->p.done_sectors = done;
 		s->p.mismatch_sectors += mismatch;
-		s->p.rate_kib = elapsed > 0 ? (uint64_t)(kib / elapsed) : 0;
+		s->p.rate_kib = rate_kib > 0 ? (uint64_t)rate_kib : 0;
 		pthread_mutex_unlock(&s->lock);
 		/* mdadm --monitor's RebuildNN, at its default step of 20. */
 		unsigned steps = s->p.total_sectors ?

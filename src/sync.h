@@ -1,7 +1,8 @@
 /* sync.h - background sync actions of a mounted array (md's sync_action):
  * check counts mismatched redundancy (mismatch_cnt) and changes nothing;
  * repair rewrites it. One action runs at a time, in its own thread, at
- * most at sync_speed_max; progress is sync_completed. */
+ * most at sync_speed_max, and down to sync_speed_min while the array
+ * serves reads and writes (md's rule); progress is sync_completed. */
 #ifndef RAIDFUSE_SYNC_H
 #define RAIDFUSE_SYNC_H
 
@@ -27,7 +28,7 @@ struct sync_progress {
 	uint64_t done_sectors;         /* of total_sectors (member space) */
 	uint64_t total_sectors;
 	uint64_t mismatch_sectors;     /* of the last or current check/repair */
-	uint64_t rate_kib;             /* current speed */
+	uint64_t rate_kib;             /* speed over the last few seconds */
 	int last_result;               /* 0, or -errno of a failed action */
 	bool interrupted;              /* the last one was stopped before the end */
 	bool speed_min_set, speed_max_set; /* set by hand (md's "local") */

@@ -34,7 +34,10 @@
 # Speed limit (raid5): a whole check under sync_speed_max takes at least
 # 0.8 * size/limit; under 2000 KiB/s the progress never runs ahead of the
 # limit; a second check or a repair meanwhile is EBUSY; writing idle stops
-# it early and sync_action returns to idle.
+# it early and sync_action returns to idle. Floor (raid5): while fio reads
+# the volume a check gives way down to sync_speed_min, and finishes at up
+# to sync_speed_max once the reads stop; with the floor at the ceiling the
+# reads do not slow it.
 . "$(dirname "$0")/lib.sh"
 
 require_fuse
@@ -449,6 +452,7 @@ scrub_drill() {
 
 	if [ "$level" = 5 ]; then
 		speed_drill
+		yield_drill
 	fi
 	umnt
 	"$RAIDFUSE" verify "${MEMBERS[@]}" >"$WORK/verify.out" 2>&1 ||
@@ -513,6 +517,75 @@ speed_drill() {
 	at=$(jget 'j["sync_completed_sectors"]')
 	[ "$at" -lt "$DEV_SECTORS" ] || fail "$L: the interrupted check claims it completed"
 	ok "$L: under $limit KiB/s $((ndone / 2)) of $((DEV_SECTORS / 2)) KiB checked in 2 s; 'echo idle > sync_action' stopped it at $((at / 2)) KiB, idle within $(secs $us)"
+	echo 200000 >"$RFC/sync_speed_max" || fail "$L: cannot restore sync_speed_max"
+}
+
+# sectors_done: the check's progress (sync_completed), in sectors.
+sectors_done() {
+	local comp
+	comp=$(cat "$RFC/sync_completed")
+	[[ $comp =~ ^([0-9]+)\ /\ [0-9]+$ ]] || fail "$L: sync_completed during a check is '$comp'"
+	echo "${BASH_REMATCH[1]}"
+}
+
+# yield_drill: on the mounted healthy raid5 ($MNT), sync_speed_min (md's
+# rule): while the array serves reads a check gives way down to the
+# floor, and runs at sync_speed_max again once they stop; with the floor
+# at the ceiling, the reads do not slow it.
+yield_drill() {
+	local L=raid5 max=8000 min=400 d0 d1 d2 t1 t2 us load_us load_pid
+	echo $max >"$RFC/sync_speed_max" || fail "$L: cannot write sync_speed_max"
+	echo $min >"$RFC/sync_speed_min" || fail "$L: cannot write sync_speed_min"
+	"$RAIDFUSE" check "$MNT" || fail "$L: raidfuse check failed"
+	sleep 1.5
+	d0=$(sectors_done)
+	[ $((d0 / 2)) -ge $((max / 2)) ] ||
+		fail "$L: idle array: only $((d0 / 2)) KiB checked in 1.5 s under sync_speed_max $max"
+	fio --name=load --filename="$MNT/volume.img" --rw=randread --bs=4k --direct=1 \
+		--ioengine=psync --time_based --runtime=60 >"$WORK/load.out" 2>&1 &
+	load_pid=$!
+	sleep 1
+	d1=$(sectors_done) t1=$(now_us)
+	sleep 3
+	d2=$(sectors_done) t2=$(now_us)
+	kill $load_pid 2>/dev/null
+	wait $load_pid 2>/dev/null
+	us=$((t2 - t1)) load_us=$((t2 - t1))
+	# At most the floor over the 3 s, plus one 64 KiB unit of slack.
+	[ $(((d2 - d1) / 2)) -le $((min * us / 1000000 + 64)) ] ||
+		fail "$L: $(((d2 - d1) / 2)) KiB checked in $(secs $us) while the volume was read (sync_speed_min $min)"
+	[ "$(cat "$RFC/sync_action")" = check ] || fail "$L: the check ended while the volume was read"
+	t1=$(now_us)
+	"$RAIDFUSE" wait "$MNT" >"$WORK/wait.out" 2>&1 </dev/null ||
+		fail "$L: raidfuse wait failed: $(cat "$WORK/wait.out")"
+	us=$(($(now_us) - t1))
+	tail -n1 "$WORK/wait.out" | grep -qx "done: mismatch_cnt 0" ||
+		fail "$L: the check that gave way did not end clean: $(cat "$WORK/wait.out")"
+	# The rest at up to sync_speed_max again, not at the floor.
+	[ $us -le $(((DEV_SECTORS - d2) / 2 * 1000000 / (4 * min) + 2000000)) ] ||
+		fail "$L: after the reads stopped the rest of the check took $(secs $us)"
+	ok "$L: a check under sync_speed_max $max did $((d0 / 2)) KiB in 1.5 s idle, $(((d2 - d1) / 2)) KiB in $(secs $load_us) while fio read the volume (sync_speed_min $min), and the rest in $(secs $us) once it stopped"
+
+	echo $max >"$RFC/sync_speed_min" || fail "$L: cannot write sync_speed_min"
+	"$RAIDFUSE" check "$MNT" || fail "$L: raidfuse check failed"
+	fio --name=load --filename="$MNT/volume.img" --rw=randread --bs=4k --direct=1 \
+		--ioengine=psync --time_based --runtime=60 >"$WORK/load.out" 2>&1 &
+	load_pid=$!
+	sleep 1
+	d1=$(sectors_done) t1=$(now_us)
+	sleep 2
+	d2=$(sectors_done) t2=$(now_us)
+	kill $load_pid 2>/dev/null
+	wait $load_pid 2>/dev/null
+	us=$((t2 - t1))
+	[ $(((d2 - d1) / 2)) -ge $((max * us / 1000000 * 4 / 10)) ] ||
+		fail "$L: only $(((d2 - d1) / 2)) KiB checked in $(secs $us) while the volume was read, with sync_speed_min = sync_speed_max = $max"
+	"$RAIDFUSE" wait "$MNT" >"$WORK/wait.out" 2>&1 </dev/null ||
+		fail "$L: raidfuse wait failed: $(cat "$WORK/wait.out")"
+	tail -n1 "$WORK/wait.out" | grep -qx "done: mismatch_cnt 0" ||
+		fail "$L: the check with the floor at the ceiling did not end clean: $(cat "$WORK/wait.out")"
+	ok "$L: with sync_speed_min = sync_speed_max = $max the check did $(((d2 - d1) / 2)) KiB in $(secs $us) while fio read the volume"
+	echo 1000 >"$RFC/sync_speed_min" || fail "$L: cannot restore sync_speed_min"
 	echo 200000 >"$RFC/sync_speed_max" || fail "$L: cannot restore sync_speed_max"
 }
 

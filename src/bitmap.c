@@ -54,6 +54,9 @@ struct write_bitmap {
 	uint64_t gen_wanted;
 	uint64_t gen_stored;
 	int last_store_rc;
+	/* Newest generation a store carried with success: a writer whose
+	 * bits that store carried is not told of a later one's failure. */
+	uint64_t gen_stored_ok;
 };
 
 static uint64_t monotonic_ms(void)
@@ -421,6 +424,8 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b,
 		b->gen_stored = gen;
 		b->last_store_rc = rc;
 	}
+	if (rc == 0 && gen > b->gen_stored_ok)
+		b->gen_stored_ok = gen;
 	if (rc < 0)
 		bitmap_all_set_need_store(b); /* the next writer tries again */
 	pthread_cond_broadcast(&b->store_done);
@@ -473,7 +478,11 @@ int bitmap_start_write(struct raid_array *a, uint64_t sync_off, uint64_t len)
 			else
 				bitmap_store_now_locked(a, b, true);
 		}
-		rc = b->last_store_rc;
+		/* The newest store may be a later one than the store that
+		 * carried these bits, and may have failed where that one did
+		 * not. */
+		if (b->gen_stored_ok < want)
+			rc = b->last_store_rc < 0 ? b->last_store_rc : -EIO;
 	}
 	pthread_mutex_unlock(&b->lock);
 	return rc;

@@ -245,7 +245,7 @@ void stripe_io_scrub_end(struct raid_array *a, void *ctx)
  * that disagrees with the parity once the copy ends. A replacement that
  * fails the write is given up (stripe_row_rebuild_role): the member it
  * was to replace still serves. */
-static void resync_replacements(struct raid_array *a, struct stripe_row *r)
+static void resync_replacements(struct raid_array *a, struct stripe_row *r, bool by_column)
 {
 	size_t len = (size_t)r->nr_columns * STRIPE_COLUMN_BYTES;
 
@@ -253,7 +253,13 @@ static void resync_replacements(struct raid_array *a, struct stripe_row *r)
 		int role = r->lay.data_role[k];
 		struct member *copy =
 			array_replacement_target(a, role, r->lay.member_off_bytes, len);
-		if (copy)
+		if (!copy)
+			continue;
+		/* A row with sectors in md's bad block log goes column by
+		 * column; what no member holds is logged on the copy too. */
+		if (by_column)
+			(void)stripe_row_rebuild_role_columns(a, r, role, copy);
+		else
 			(void)stripe_row_rebuild_role(a, r, role, copy);
 	}
 }
@@ -276,10 +282,12 @@ int stripe_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi)
 		if (rc == 0) {
 			rc = stripe_row_write_parity(a, &r);
 			if (rc == 0)
-				resync_replacements(a, &r);
+				resync_replacements(a, &r, false);
 		} else if (rc == -ENODATA) {
 			uint64_t bad_columns = 0;
 			rc = stripe_io_sync_columns(a, &r, row, STRIPE_SYNC_REWRITE, &bad_columns);
+			if (rc == 0)
+				resync_replacements(a, &r, true);
 		}
 	}
 	stripe_row_free(&r);

@@ -178,6 +178,41 @@ with open(path, "r+b") as f:
 PY
 }
 
+# log_bad MEMBER SECTOR COUNT...: write md bad block entries (data-area
+# sectors, turned absolute) into MEMBER's log, set the feature bit (and so
+# the checksum), and fill those sectors with garbage. With --no-feature, the
+# garbage only (the control).
+log_bad() {
+	python3 - "$@" <<'PY'
+import os, struct, sys
+args = sys.argv[1:]
+feature = True
+if args[0] == "--no-feature":
+    feature = False
+    args = args[1:]
+path, pairs = args[0], [int(x) for x in args[1:]]
+with open(path, "r+b") as f:
+    f.seek(4096)
+    sb = bytearray(f.read(4096))
+    data_offset, = struct.unpack_from("<Q", sb, 128)
+    shift = sb[185]
+    size, = struct.unpack_from("<H", sb, 186)
+    offset, = struct.unpack_from("<i", sb, 188)
+    assert size and offset and shift == 0, (size, offset, shift)
+    log = bytearray(b"\xff" * (size * 512))
+    for i in range(0, len(pairs), 2):
+        sector, count = pairs[i] + data_offset, pairs[i + 1]
+        struct.pack_into("<Q", log, 8 * (i // 2), sector << 10 | count)
+        f.seek((data_offset + pairs[i]) * 512)
+        f.write(os.urandom(count * 512))
+    if not feature:
+        sys.exit(0)
+    f.seek((8 + offset) * 512)
+    f.write(log)
+PY
+	[ "$1" = --no-feature ] || md_sb_patch "$1" feature_or=8 # MD_FEATURE_BAD_BLOCKS
+}
+
 # md_sb_field MEMBER OFFSET FORMAT: one field of the superblock (struct
 # format, e.g. '<Q' for events at 200).
 md_sb_field() {

@@ -161,13 +161,22 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 }
 
+/* "devN" as readdir spells it: N in plain decimal, no sign, space or
+ * leading zero, so that each member directory has one name (a directory
+ * reachable under several names is an alias the dcache refuses). */
 static int fs_parse_dev_name(const char *name)
 {
-	char *end;
-	if (strncmp(name, "dev", 3) != 0 || !name[3])
+	const char *digits = name + 3;
+	long dev = 0;
+
+	if (strncmp(name, "dev", 3) != 0 || !digits[0] || (digits[0] == '0' && digits[1]))
 		return -1;
-	long dev = strtol(name + 3, &end, 10);
-	return *end || dev < 0 || dev > 100000 ? -1 : (int)dev;
+	for (const char *p = digits; *p; p++) {
+		if (*p < '0' || *p > '9' || dev > 100000)
+			return -1;
+		dev = dev * 10 + (*p - '0');
+	}
+	return dev > 100000 ? -1 : (int)dev;
 }
 
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -10,7 +10,8 @@
 # both start a sync thread. A member failing while a check ran left a
 # waiting spare idle for good. Control text with a NUL byte was taken up
 # to the NUL; `raidfuse umount` of a mount whose daemon was killed
-# exited 0.
+# exited 0; devN answered to dev00, dev+0 and "dev 0" too (one directory
+# under several names).
 . "$(dirname "$0")/lib.sh"
 require_fuse
 cd "$WORK" || exit 1
@@ -160,6 +161,12 @@ for name, text in bad:
         os.close(fd)
 PY
 grep -qx idle mnt/.raidfuse/sync_action || fail "a refused sync_action write started something"
+# A member directory has the one name readdir lists: dev0 is not also
+# dev00, dev+0, dev-0 or "dev 0" (strtol's spellings), nor dev1 dev01.
+for n in dev00 dev+0 dev-0 "dev 0" dev01; do
+	[ -e "mnt/.raidfuse/$n" ] && fail "mnt/.raidfuse/$n resolves; readdir lists $(ls mnt/.raidfuse | grep dev | tr '\n' ' ')"
+done
+[ -d mnt/.raidfuse/dev0 ] || fail "mnt/.raidfuse/dev0 does not resolve"
 dd if=/dev/urandom of=mnt/volume.img bs=64K count=4 conv=notrunc status=none || fail "write q"
 kill -9 "$(cat mnt/.raidfuse/pid)" || fail "kill the daemon"
 sleep 0.3

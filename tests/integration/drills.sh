@@ -528,12 +528,27 @@ sectors_done() {
 	echo "${BASH_REMATCH[1]}"
 }
 
+# progress_under_load SECONDS: fio reads the volume at random; from a
+# second in, the check's progress over SECONDS: sets d1 t1 d2 t2.
+progress_under_load() {
+	local load_pid
+	fio --name=load --filename="$MNT/volume.img" --rw=randread --bs=4k --direct=1 \
+		--ioengine=psync --time_based --runtime=60 >"$WORK/load.out" 2>&1 &
+	load_pid=$!
+	sleep 1
+	d1=$(sectors_done) t1=$(now_us)
+	sleep "$1"
+	d2=$(sectors_done) t2=$(now_us)
+	kill $load_pid 2>/dev/null
+	wait $load_pid 2>/dev/null
+}
+
 # yield_drill: on the mounted healthy raid5 ($MNT), sync_speed_min (md's
 # rule): while the array serves reads a check gives way down to the
 # floor, and runs at sync_speed_max again once they stop; with the floor
 # at the ceiling, the reads do not slow it.
 yield_drill() {
-	local L=raid5 max=8000 min=400 d0 d1 d2 t1 t2 us load_us load_pid
+	local L=raid5 max=8000 min=400 d0 d1 d2 t1 t2 us load_us
 	echo $max >"$RFC/sync_speed_max" || fail "$L: cannot write sync_speed_max"
 	echo $min >"$RFC/sync_speed_min" || fail "$L: cannot write sync_speed_min"
 	"$RAIDFUSE" check "$MNT" || fail "$L: raidfuse check failed"
@@ -541,15 +556,7 @@ yield_drill() {
 	d0=$(sectors_done)
 	[ $((d0 / 2)) -ge $((max / 2)) ] ||
 		fail "$L: idle array: only $((d0 / 2)) KiB checked in 1.5 s under sync_speed_max $max"
-	fio --name=load --filename="$MNT/volume.img" --rw=randread --bs=4k --direct=1 \
-		--ioengine=psync --time_based --runtime=60 >"$WORK/load.out" 2>&1 &
-	load_pid=$!
-	sleep 1
-	d1=$(sectors_done) t1=$(now_us)
-	sleep 3
-	d2=$(sectors_done) t2=$(now_us)
-	kill $load_pid 2>/dev/null
-	wait $load_pid 2>/dev/null
+	progress_under_load 3
 	us=$((t2 - t1)) load_us=$((t2 - t1))
 	# At most the floor over the 3 s, plus one 64 KiB unit of slack.
 	[ $(((d2 - d1) / 2)) -le $((min * us / 1000000 + 64)) ] ||
@@ -568,15 +575,7 @@ yield_drill() {
 
 	echo $max >"$RFC/sync_speed_min" || fail "$L: cannot write sync_speed_min"
 	"$RAIDFUSE" check "$MNT" || fail "$L: raidfuse check failed"
-	fio --name=load --filename="$MNT/volume.img" --rw=randread --bs=4k --direct=1 \
-		--ioengine=psync --time_based --runtime=60 >"$WORK/load.out" 2>&1 &
-	load_pid=$!
-	sleep 1
-	d1=$(sectors_done) t1=$(now_us)
-	sleep 2
-	d2=$(sectors_done) t2=$(now_us)
-	kill $load_pid 2>/dev/null
-	wait $load_pid 2>/dev/null
+	progress_under_load 2
 	us=$((t2 - t1))
 	[ $(((d2 - d1) / 2)) -ge $((max * us / 1000000 * 4 / 10)) ] ||
 		fail "$L: only $(((d2 - d1) / 2)) KiB checked in $(secs $us) while the volume was read, with sync_speed_min = sync_speed_max = $max"

@@ -1435,7 +1435,7 @@ int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 		return -EINVAL;
 	if (len == 0)
 		return 0;
-	atomic_fetch_add_explicit(&a->user_requests, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&a->user_bytes, len, memory_order_relaxed);
 	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->read(a, buf, len, off);
@@ -1460,7 +1460,7 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 		return 0;
 	if (atomic_load(&a->broken))
 		return -EIO;
-	atomic_fetch_add_explicit(&a->user_requests, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&a->user_bytes, len, memory_order_relaxed);
 	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->write(a, buf, len, off);
@@ -1557,7 +1557,9 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 {
 	char uuid[36], layout[64], chunk[32] = "";
 	int nr_missing;
+	struct sync_progress p;
 
+	array_sync_progress(a, &p); /* before state_lock, which it takes */
 	md_uuid_format(a->set_uuid, uuid);
 	md_layout_name(a->geo.level, a->geo.layout, layout, sizeof(layout));
 	if (a->geo.chunk_bytes)
@@ -1579,7 +1581,12 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 		else if (m->state == MEMBER_SPARE)
 			textbuf_appendf(&t, " %s(S)", m->abs_path);
 		else if (m->state == MEMBER_REBUILDING)
-			textbuf_appendf(&t, " %s[%d](R)", m->abs_path, m->role);
+			/* mdstat's (R) is a replacement (a copy of a member that
+			 * still serves); a member rebuilt into a missing role
+			 * has no mark there, its role shows '_' until it ends. */
+			textbuf_appendf(&t, " %s[%d]%s", m->abs_path, m->role,
+			                m->role >= 0 && a->slot[m->role] && a->slot[m->role] != m
+			                        ? "(R)" : "");
 	}
 	textbuf_appendf(&t, "\n      %" PRIu64 " blocks super 1.2%s%s%s [%d/%d] [",
 	              a->geo.array_bytes / 1024, chunk, layout[0] ? ", layout " : "", layout,
@@ -1587,6 +1594,22 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		textbuf_appendf(&t, "%c", a->slot[role] ? 'U' : '_');
 	textbuf_appendf(&t, "]\n");
+	/* mdstat's progress line (status_resync): md calls a repair "resync"
+	 * there and counts in 1K blocks of a member. */
+	if (p.action != SYNC_IDLE && p.total_sectors) {
+		unsigned per_milli = (unsigned)(p.done_sectors * 1000 / p.total_sectors);
+		unsigned x = per_milli / 50;
+		textbuf_appendf(&t, "      [");
+		for (unsigned i = 0; i <= 20; i++) /* 21, as md */
+			textbuf_appendf(&t, "%s", i < x ? "=" : i == x ? ">" : ".");
+		uint64_t left_s = p.rate_kib ? (p.total_sectors - p.done_sectors) / 2 / p.rate_kib : 0;
+		textbuf_appendf(&t, "]  %s =%3u.%u%% (%" PRIu64 "/%" PRIu64 ") finish=%" PRIu64
+		                ".%" PRIu64 "min speed=%" PRIu64 "K/sec\n",
+		                p.action == SYNC_CHECK ? "check" :
+		                p.action == SYNC_REPAIR ? "resync" : "recovery",
+		                per_milli / 10, per_milli % 10, p.done_sectors / 2,
+		                p.total_sectors / 2, left_s / 60, left_s % 60 / 6, p.rate_kib);
+	}
 	/* As mdstat's bitmap line, in regions rather than md's counter pages. */
 	if (a->bitmap)
 		textbuf_appendf(&t, "      bitmap: %" PRIu64 "/%" PRIu64 " regions dirty, %" PRIu64

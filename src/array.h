@@ -65,9 +65,9 @@ struct raid_array {
 	/* A write was lost with no redundancy left to fail its member (md's
 	 * MD_BROKEN): every later write fails, the array stays dirty. */
 	atomic_bool broken;
-	/* Reads and writes asked of the volume, counted so a background sync
-	 * can see the array is in use and yield down to sync_speed_min. */
-	atomic_uint_fast64_t user_requests;
+	/* Bytes read and written through the volume, counted so a background
+	 * sync can see the array is in use and give way (md's is_mddev_idle). */
+	atomic_uint_fast64_t user_bytes;
 	uint64_t resynced_regions;               /* bitmap regions resynced at start */
 
 	pthread_mutex_t state_lock;              /* slot[], events, superblock writes */

@@ -287,6 +287,9 @@ static int show_speed_max(struct raid_array *a, struct member *m, char *buf, siz
 static int store_speed(struct raid_array *a, const char *text, size_t len, bool max)
 {
 	unsigned kib;
+	/* md's "system": back to the default, shown as (system) again. */
+	if (text_is(text, len, "system"))
+		return array_sync_set_speed(a, max, 0);
 	if (parse_uint(text, len, &kib) < 0 || kib == 0)
 		return -EINVAL;
 	return array_sync_set_speed(a, max, kib);

@@ -313,9 +313,10 @@ static double ctl_now(void)
 
 int cmd_wait(int argc, char **argv)
 {
-	char action[64], completed[64], mismatch[64];
+	char action[64], completed[64], mismatch[64], base_action[64] = "";
 	bool tty = isatty(STDOUT_FILENO);
 	double start = ctl_now(), last_line = 0;
+	uint64_t base_done = 0; /* done at start, for this action */
 
 	if (argc != 2 || strcmp(argv[1], "--help") == 0) {
 		bool help = argc == 2;
@@ -337,16 +338,26 @@ int cmd_wait(int argc, char **argv)
 			break;
 		uint64_t done = 0, total = 0;
 		if (sscanf(completed, "%" SCNu64 " / %" SCNu64, &done, &total) == 2 && total) {
-			double now = ctl_now(), elapsed = now - start;
+			double now = ctl_now();
+			/* The speed of what was done while we watched: a wait
+			 * begun halfway must not count the first half as done in
+			 * no time, and a check going on to a rebuild starts the
+			 * count again. */
+			if (strcmp(action, base_action) != 0 || done < base_done) {
+				snprintf(base_action, sizeof(base_action), "%s", action);
+				base_done = done;
+				start = now;
+			}
+			double elapsed = now - start;
 			double pct = 100.0 * (double)done / (double)total;
-			double mib_s = elapsed > 0 ? (double)done / 2048.0 / elapsed : 0;
+			double mib_s = elapsed >= 1.0 ? (double)(done - base_done) / 2048.0 / elapsed : 0;
 			double eta = mib_s > 0 ? (double)(total - done) / 2048.0 / mib_s : 0;
 			if (tty) {
 				int filled = (int)(pct / 2.5);
 				printf("\r%s [%-40.*s] %5.1f%% %7.1f MiB/s ETA %4.0f s", action, filled,
 				       "########################################", pct, mib_s, eta);
 				fflush(stdout);
-			} else if (now - last_line >= 2.0) {
+			} else if (now - last_line >= 2.0 && elapsed >= 1.0) {
 				printf("%s: %.1f%% (%" PRIu64 "/%" PRIu64 " sectors), %.1f MiB/s, ETA %.0f s\n",
 				       action, pct, done, total, mib_s, eta);
 				fflush(stdout);

@@ -3,8 +3,8 @@
  * The scrub walks the level's units in order; each unit is done by the
  * level's scrub_unit, which holds the unit against user writes while it
  * reads and (for repair) rewrites, so a scrub never races a writer. The
- * walk sleeps as needed to stay under sync_speed_max, and gives way
- * down to sync_speed_min while the array serves reads and writes.
+ * walk sleeps as needed to stay under sync_speed_max, and above
+ * sync_speed_min gives way while the array serves reads and writes.
  */
 #include "config.h"
 
@@ -83,16 +83,19 @@ static struct array_sync *array_sync_get(struct raid_array *a)
  * seconds once users come back, and the rate it shows is the current one. */
 #define SYNC_MARKS 5
 #define SYNC_MARK_STEP_S 1.0
-/* The array counts as in use while a read or write came in this long ago. */
-#define SYNC_USER_IDLE_S 0.5
+/* md's is_mddev_idle: the array is in use when users moved more than 64
+ * sectors since the sync last looked, so a trickle (a log line, an atime
+ * update) does not slow a rebuild. */
+#define SYNC_USER_BUSY_BYTES (64u * 512u)
+/* The longest a sync gives way after one unit. */
+#define SYNC_GIVE_WAY_MAX_S 1.0
 
 struct sync_rate {
 	double mark_seconds[SYNC_MARKS];
 	double mark_kib[SYNC_MARKS];
 	unsigned oldest;             /* the mark overwritten next */
 	double last_mark_seconds;
-	uint64_t user_requests_seen; /* a->user_requests when last looked at */
-	double user_seen_seconds;    /* when that count last moved */
+	uint64_t user_bytes_seen;    /* a->user_bytes when last looked at */
 };
 
 static void sync_rate_reset(struct raid_array *a, struct sync_rate *r, double now)
@@ -103,8 +106,7 @@ static void sync_rate_reset(struct raid_array *a, struct sync_rate *r, double no
 	}
 	r->oldest = 0;
 	r->last_mark_seconds = now;
-	r->user_requests_seen = atomic_load_explicit(&a->user_requests, memory_order_relaxed);
-	r->user_seen_seconds = now - 2 * SYNC_USER_IDLE_S;
+	r->user_bytes_seen = atomic_load_explicit(&a->user_bytes, memory_order_relaxed);
 }
 
 static void sync_rate_mark(struct sync_rate *r, double now, double done_kib)
@@ -138,6 +140,10 @@ static void sync_throttle(struct array_sync *s, struct sync_rate *r, double done
 		pthread_mutex_lock(&s->lock);
 		bool cancel = s->cancel;
 		unsigned max_kib = s->p.speed_max_kib;
+		/* md_do_sync looks at speed_max only above speed_min: a floor
+		 * set above the ceiling wins. */
+		if (max_kib < s->p.speed_min_kib)
+			max_kib = s->p.speed_min_kib;
 		pthread_mutex_unlock(&s->lock);
 		if (cancel || max_kib == 0)
 			return;
@@ -153,36 +159,53 @@ static void sync_throttle(struct array_sync *s, struct sync_rate *r, double done
 	}
 }
 
-static bool sync_array_in_use(struct raid_array *a, struct sync_rate *r, double now)
+static bool sync_array_in_use(struct raid_array *a, struct sync_rate *r)
 {
-	uint64_t requests = atomic_load_explicit(&a->user_requests, memory_order_relaxed);
-	if (requests != r->user_requests_seen) {
-		r->user_requests_seen = requests;
-		r->user_seen_seconds = now;
-	}
-	return now - r->user_seen_seconds < SYNC_USER_IDLE_S;
+	uint64_t bytes = atomic_load_explicit(&a->user_bytes, memory_order_relaxed);
+	uint64_t moved = bytes - r->user_bytes_seen;
+	r->user_bytes_seen = bytes;
+	return moved > SYNC_USER_BUSY_BYTES;
 }
 
-/* md's rule (md_do_sync): above sync_speed_min a sync gives way while the
- * array is in use, so users keep their speed during a long rebuild; at
- * or below it the sync goes on whatever the load, so it always ends. */
-static void sync_yield(struct raid_array *a, struct array_sync *s, struct sync_rate *r,
-                       double done_kib)
+/* Sleep for seconds, in short naps so that idle or an unmount is not kept
+ * waiting. */
+static void sync_nap(struct array_sync *s, double seconds)
 {
-	const struct timespec nap = { 0, 100 * 1000 * 1000 };
+	const double nap_max = 0.1;
+	double until = now_seconds() + seconds;
 
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		bool cancel = s->cancel;
-		unsigned min_kib = s->p.speed_min_kib;
 		pthread_mutex_unlock(&s->lock);
-		double now = now_seconds();
-		sync_rate_mark(r, now, done_kib);
-		if (cancel || !sync_array_in_use(a, r, now) ||
-		    sync_rate_current(r, now, done_kib) <= min_kib)
+		double left = until - now_seconds();
+		if (cancel || left <= 0)
 			return;
-		nanosleep(&nap, NULL);
+		double nap = left < nap_max ? left : nap_max;
+		struct timespec ts = { 0, (long)(nap * 1e9) };
+		nanosleep(&ts, NULL);
 	}
+}
+
+/* Give way to users as md does since Linux 4.1: above sync_speed_min, a
+ * sync that sees other I/O on the array lets its own I/O in flight drain
+ * before it issues more ("the faster the devices, the less we wait").
+ * This sync has one unit in flight at a time, so the drain is a pause as
+ * long as that unit took: users get the members at least half the time,
+ * and the sync goes on at about half its speed, not at the floor (md
+ * before 4.1 slept down to the floor, and a long rebuild under steady use
+ * took weeks). At or below sync_speed_min it never pauses. */
+static void sync_give_way(struct raid_array *a, struct array_sync *s, struct sync_rate *r,
+                          double done_kib, double unit_seconds)
+{
+	pthread_mutex_lock(&s->lock);
+	unsigned min_kib = s->p.speed_min_kib;
+	pthread_mutex_unlock(&s->lock);
+	double now = now_seconds();
+	sync_rate_mark(r, now, done_kib);
+	if (!sync_array_in_use(a, r) || sync_rate_current(r, now, done_kib) <= min_kib)
+		return;
+	sync_nap(s, unit_seconds < SYNC_GIVE_WAY_MAX_S ? unit_seconds : SYNC_GIVE_WAY_MAX_S);
 }
 
 /* action begins (from sync_start, or a check going on to a rebuild):
@@ -199,7 +222,11 @@ static void sync_begin_locked(struct raid_array *a, struct array_sync *s,
 	s->p.done_sectors = 0;
 	s->p.total_sectors = a->geo.dev_bytes ? a->geo.dev_bytes / SECTOR_BYTES
 	                                      : a->geo.array_bytes / SECTOR_BYTES;
-	s->p.mismatch_sectors = 0;
+	/* md zeroes mismatch_cnt when a resync, check or repair starts, not
+	 * for a recovery (md_sync_max_sectors): what the last check found
+	 * stays readable through a rebuild that follows it. */
+	if (action != SYNC_RECOVER)
+		s->p.mismatch_sectors = 0;
 	s->p.rate_kib = 0;
 	s->p.last_result = 0;
 	s->p.interrupted = false;
@@ -241,10 +268,12 @@ next_recovery:
 			rc = -ENODEV;
 			break;
 		}
+		double unit_start = now_seconds();
 		if (recover)
 			rc = a->ops->recover_unit(a, ctx, unit, role, s->recover_target);
 		else
 			rc = a->ops->scrub_unit(a, ctx, unit, repair, &mismatch);
+		double unit_seconds = now_seconds() - unit_start;
 		if (rc < 0)
 			break;
 		/* md keeps recovery_offset current so a restart resumes. */
@@ -258,7 +287,7 @@ next_recovery:
 			(uint64_t)((unsigned __int128)(unit + 1) * s->p.total_sectors / units);
 		double kib = (double)done / 2.0;
 		sync_throttle(s, &rate, kib);
-		sync_yield(a, s, &rate, kib);
+		sync_give_way(a, s, &rate, kib, unit_seconds);
 		double rate_kib = sync_rate_current(&rate, now_seconds(), kib);
 		pthread_mutex_lock(&s->lock);
 		s->p.done_sectors = done;
@@ -325,6 +354,10 @@ next_recovery:
 	struct member *waiting = NULL;
 	bool to_recover = !recover && !cancelled && array_recovery_next(a, &role, &waiting);
 	pthread_mutex_lock(&s->lock);
+	/* A stop (idle, unmount) that came after the look above: no rebuild
+	 * begins under it; idle kicks it once this thread is gone. */
+	if (s->cancel)
+		to_recover = false;
 	s->p.last_result = rc;
 	s->p.interrupted = cancelled || rc < 0;
 	if (!to_recover)
@@ -382,15 +415,20 @@ int array_sync_request(struct raid_array *a, enum sync_action action)
 	if (!s)
 		return -ENOMEM;
 	if (action == SYNC_IDLE) {
+		/* Looked at and stopped under one lock: a check that goes on to
+		 * a rebuild in between must not take the stop with it. */
 		pthread_mutex_lock(&s->lock);
 		bool recovering = s->p.action == SYNC_RECOVER;
+		if (!recovering)
+			s->cancel = true;
 		pthread_mutex_unlock(&s->lock);
 		if (recovering)
 			return -EBUSY; /* a rebuild is not stopped by hand */
-		pthread_mutex_lock(&s->lock);
-		s->cancel = true;
-		pthread_mutex_unlock(&s->lock);
 		sync_join(s);
+		/* As md after idle (md_check_recovery): a member that failed
+		 * while the check ran found the thread busy; its spare starts
+		 * now rather than waiting for the next remount. */
+		array_recovery_kick(a);
 		return 0;
 	}
 	if (!a->ops->scrub_unit)
@@ -454,11 +492,11 @@ int array_sync_set_speed(struct raid_array *a, bool max, unsigned kib_per_s)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->lock);
 	if (max) {
-		s->p.speed_max_kib = kib_per_s;
-		s->p.speed_max_set = true;
+		s->p.speed_max_kib = kib_per_s ? kib_per_s : SYNC_DEFAULT_SPEED_MAX_KIB;
+		s->p.speed_max_set = kib_per_s != 0;
 	} else {
-		s->p.speed_min_kib = kib_per_s;
-		s->p.speed_min_set = true;
+		s->p.speed_min_kib = kib_per_s ? kib_per_s : SYNC_DEFAULT_SPEED_MIN_KIB;
+		s->p.speed_min_set = kib_per_s != 0;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;

@@ -1,8 +1,8 @@
 /* sync.h - background sync actions of a mounted array (md's sync_action):
  * check counts mismatched redundancy (mismatch_cnt) and changes nothing;
  * repair rewrites it. One action runs at a time, in its own thread, at
- * most at sync_speed_max, and down to sync_speed_min while the array
- * serves reads and writes (md's rule); progress is sync_completed. */
+ * most at sync_speed_max; above sync_speed_min it gives way while the
+ * array serves reads and writes (md's rule); progress is sync_completed. */
 #ifndef RAIDFUSE_SYNC_H
 #define RAIDFUSE_SYNC_H
 
@@ -45,6 +45,7 @@ int sync_action_parse(const char *text, enum sync_action *action);
  * array. SYNC_IDLE stops a running action and waits for it. */
 int array_sync_request(struct raid_array *a, enum sync_action action);
 void array_sync_progress(struct raid_array *a, struct sync_progress *out);
+/* kib_per_s 0: back to the default (md's "system"). */
 int array_sync_set_speed(struct raid_array *a, bool max, unsigned kib_per_s);
 /* Start rebuilding role onto member m (array_recovery_kick calls this).
  * -EBUSY while another action runs. */

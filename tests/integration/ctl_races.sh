@@ -11,7 +11,9 @@
 # waiting spare idle for good. Control text with a NUL byte was taken up
 # to the NUL; `raidfuse umount` of a mount whose daemon was killed
 # exited 0; devN answered to dev00, dev+0 and "dev 0" too (one directory
-# under several names).
+# under several names). A check stopped by hand (idle) left a spare
+# waiting for a member that failed meanwhile; a rebuild zeroed
+# mismatch_cnt.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 cd "$WORK" || exit 1
@@ -130,6 +132,44 @@ grep -q in_sync "mnt/.raidfuse/$dev3/state" ||
 rf_umount mnt
 mism=$("$R" verify q0 q3 q2 | sed -n 's/^mismatch_cnt: *//p')
 [ "$mism" = 0 ] || fail "the rebuilt spare disagrees with parity: mismatch_cnt ${mism:-?}"
+
+# 3b. mismatch_cnt stays through a rebuild (md zeroes it when a check,
+# repair or resync starts, not a recovery). Then a member fails during a
+# check stopped by hand (echo idle): the waiting spare starts at once, as
+# md's md_check_recovery does after idle, not at the next mount.
+"$R" create --level 5 --raid-devices 3 --chunk 64K --size 64M r0 r1 r2 >/dev/null ||
+	fail "create r"
+truncate -s 64M r3 r4
+# 4 KiB of r2's data changed behind the array's back: one mismatch.
+head -c 4096 /dev/urandom | dd of=r2 bs=4096 seek=$((32 * 256)) conv=notrunc status=none
+rf_mount r0 r1 r2 mnt
+"$R" check mnt >/dev/null || fail "r: check"
+"$R" wait mnt >/dev/null || fail "r: wait for the check"
+mism=$(cat mnt/.raidfuse/mismatch_cnt)
+[ "$mism" -gt 0 ] || fail "r: no mismatch found in a changed member"
+"$R" add mnt r3 >/dev/null || fail "r: add the spare r3"
+"$R" fail mnt r0 >/dev/null || fail "r: fail r0"
+"$R" wait mnt >/dev/null || fail "r: wait for the rebuild onto r3"
+grep -q in_sync "mnt/.raidfuse/$(dev_of mnt r3)/state" || fail "r: r3 not rebuilt"
+[ "$(cat mnt/.raidfuse/mismatch_cnt)" = "$mism" ] ||
+	fail "r: mismatch_cnt $mism of the check read $(cat mnt/.raidfuse/mismatch_cnt) after the rebuild"
+"$R" remove mnt r0 >/dev/null || fail "r: remove r0"
+"$R" add mnt r4 >/dev/null || fail "r: add the spare r4"
+dev4=$(dev_of mnt r4) || fail "no devN for r4"
+grep -q spare "mnt/.raidfuse/$dev4/state" || fail "r4 is not a spare: $(cat "mnt/.raidfuse/$dev4/state")"
+echo 20 >mnt/.raidfuse/sync_speed_max
+"$R" check mnt >/dev/null || fail "r: start the slow check"
+sleep 1
+"$R" fail mnt r1 >/dev/null || fail "r: fail r1 during the check"
+echo idle >mnt/.raidfuse/sync_action || fail "r: idle"
+echo 1000000 >mnt/.raidfuse/sync_speed_max
+for i in $(seq 150); do
+	grep -q in_sync "mnt/.raidfuse/$dev4/state" && break
+	sleep 0.2
+done
+grep -q in_sync "mnt/.raidfuse/$dev4/state" ||
+	fail "the spare was not rebuilt after the check was stopped by hand: $(cat "mnt/.raidfuse/$dev4/state"); $(tail -n 5 <mnt/.raidfuse/log)"
+rf_umount mnt
 
 # 4. raidfuse umount of a mount whose daemon was killed: detached, and
 # said so with exit 1 (it exited 0, as after a clean stop).

@@ -34,10 +34,11 @@
 # Speed limit (raid5): a whole check under sync_speed_max takes at least
 # 0.8 * size/limit; under 2000 KiB/s the progress never runs ahead of the
 # limit; a second check or a repair meanwhile is EBUSY; writing idle stops
-# it early and sync_action returns to idle. Floor (raid5): while fio reads
-# the volume a check gives way down to sync_speed_min, and finishes at up
-# to sync_speed_max once the reads stop; with the floor at the ceiling the
-# reads do not slow it.
+# it early and sync_action returns to idle; the status shows mdstat's
+# progress line; raidfuse wait begun halfway shows the speed it saw;
+# "system" restores the default. Giving way (raid5): while fio reads the
+# volume a check runs at about half its idle speed; with sync_speed_min
+# above that, at full speed.
 . "$(dirname "$0")/lib.sh"
 
 require_fuse
@@ -498,6 +499,17 @@ speed_drill() {
 	[ $((ndone / 2)) -le $((limit * us / 800000 + 64)) ] ||
 		fail "$L: $((ndone / 2)) KiB checked in $(secs $us) under sync_speed_max $limit"
 	[ "$(cat "$RFC/sync_action")" = check ] || fail "$L: sync_action is not check during a limited check"
+	# mdstat's progress line, in 1K blocks of a member.
+	grep -qE "^      \[=*>\.*\]  check = *[0-9]+\.[0-9]% \([0-9]+/$((DEV_SECTORS / 2))\) finish=[0-9]+\.[0-9]min speed=[0-9]+K/sec$" \
+		"$RFC/status" || fail "$L: no mdstat progress line in the status during a check: $(cat "$RFC/status")"
+	# raidfuse wait begun halfway: the speed of what it saw done, not of
+	# everything done since the check began divided by its own time.
+	local wait_mib
+	timeout 5 "$RAIDFUSE" wait "$MNT" </dev/null 2>&1 | head -n1 >"$WORK/wait.out"
+	wait_mib=$(sed -n 's/.*, \([0-9.]*\) MiB\/s, ETA.*/\1/p' "$WORK/wait.out")
+	[ -n "$wait_mib" ] || fail "$L: raidfuse wait printed no progress line: $(cat "$WORK/wait.out")"
+	awk -v m="$wait_mib" -v l=$limit 'BEGIN { exit !(m <= l * 1.5 / 1024) }' ||
+		fail "$L: raidfuse wait begun halfway shows $wait_mib MiB/s under sync_speed_max $limit KiB/s"
 	# One at a time: another check or a repair is EBUSY.
 	ctl_errno "$L check running" "$RFC/sync_action" check EBUSY
 	ctl_errno "$L check running" "$RFC/sync_action" repair EBUSY
@@ -517,7 +529,10 @@ speed_drill() {
 	at=$(jget 'j["sync_completed_sectors"]')
 	[ "$at" -lt "$DEV_SECTORS" ] || fail "$L: the interrupted check claims it completed"
 	ok "$L: under $limit KiB/s $((ndone / 2)) of $((DEV_SECTORS / 2)) KiB checked in 2 s; 'echo idle > sync_action' stopped it at $((at / 2)) KiB, idle within $(secs $us)"
-	echo 200000 >"$RFC/sync_speed_max" || fail "$L: cannot restore sync_speed_max"
+	# md's "system": back to the default, shown as such.
+	echo system >"$RFC/sync_speed_max" || fail "$L: 'system' refused by sync_speed_max"
+	[ "$(cat "$RFC/sync_speed_max")" = "200000 (system)" ] ||
+		fail "$L: sync_speed_max reads '$(cat "$RFC/sync_speed_max")' after 'system'"
 }
 
 # sectors_done: the check's progress (sync_completed), in sectors.
@@ -532,7 +547,7 @@ sectors_done() {
 # second in, the check's progress over SECONDS: sets d1 t1 d2 t2.
 progress_under_load() {
 	local load_pid
-	fio --name=load --filename="$MNT/volume.img" --rw=randread --bs=4k --direct=1 \
+	fio --name=load --filename="$MNT/volume.img" --rw=randread --bs=64k --direct=1 \
 		--ioengine=psync --time_based --runtime=60 >"$WORK/load.out" 2>&1 &
 	load_pid=$!
 	sleep 1
@@ -543,49 +558,40 @@ progress_under_load() {
 	wait $load_pid 2>/dev/null
 }
 
-# yield_drill: on the mounted healthy raid5 ($MNT), sync_speed_min (md's
-# rule): while the array serves reads a check gives way down to the
-# floor, and runs at sync_speed_max again once they stop; with the floor
-# at the ceiling, the reads do not slow it.
+# yield_drill: on the mounted healthy raid5 ($MNT), giving way to users
+# as md does (since 4.1): above sync_speed_min a check that sees the
+# volume in use pauses as long as each unit took. One member slowed to
+# 20 ms a request makes every unit take about that long, whatever the
+# CPU: idle, the check runs at one unit per 20 ms; while fio reads the
+# volume, at about half that; with the floor above its speed, at full
+# speed again.
 yield_drill() {
-	local L=raid5 max=8000 min=400 d0 d1 d2 t1 t2 us load_us
-	echo $max >"$RFC/sync_speed_max" || fail "$L: cannot write sync_speed_max"
-	echo $min >"$RFC/sync_speed_min" || fail "$L: cannot write sync_speed_min"
+	local L=raid5 dev idle_kib load_kib floor_kib
+	dev=$(dev_of "$MNT" "${MEMBERS[3]}") || fail "$L: no devN for ${MEMBERS[3]}"
+	echo 200000 >"$RFC/sync_speed_max" || fail "$L: cannot write sync_speed_max"
+	echo 100 >"$RFC/sync_speed_min" || fail "$L: cannot write sync_speed_min"
+	echo latency=20 >"$RFC/$dev/fault" || fail "$L: cannot slow $dev"
 	"$RAIDFUSE" check "$MNT" || fail "$L: raidfuse check failed"
-	sleep 1.5
-	d0=$(sectors_done)
-	[ $((d0 / 2)) -ge $((max / 2)) ] ||
-		fail "$L: idle array: only $((d0 / 2)) KiB checked in 1.5 s under sync_speed_max $max"
-	progress_under_load 3
-	us=$((t2 - t1)) load_us=$((t2 - t1))
-	# At most the floor over the 3 s, plus one 64 KiB unit of slack.
-	[ $(((d2 - d1) / 2)) -le $((min * us / 1000000 + 64)) ] ||
-		fail "$L: $(((d2 - d1) / 2)) KiB checked in $(secs $us) while the volume was read (sync_speed_min $min)"
-	[ "$(cat "$RFC/sync_action")" = check ] || fail "$L: the check ended while the volume was read"
-	t1=$(now_us)
-	"$RAIDFUSE" wait "$MNT" >"$WORK/wait.out" 2>&1 </dev/null ||
-		fail "$L: raidfuse wait failed: $(cat "$WORK/wait.out")"
-	us=$(($(now_us) - t1))
-	tail -n1 "$WORK/wait.out" | grep -qx "done: mismatch_cnt 0" ||
-		fail "$L: the check that gave way did not end clean: $(cat "$WORK/wait.out")"
-	# The rest at up to sync_speed_max again, not at the floor.
-	[ $us -le $(((DEV_SECTORS - d2) / 2 * 1000000 / (4 * min) + 2000000)) ] ||
-		fail "$L: after the reads stopped the rest of the check took $(secs $us)"
-	ok "$L: a check under sync_speed_max $max did $((d0 / 2)) KiB in 1.5 s idle, $(((d2 - d1) / 2)) KiB in $(secs $load_us) while fio read the volume (sync_speed_min $min), and the rest in $(secs $us) once it stopped"
-
-	echo $max >"$RFC/sync_speed_min" || fail "$L: cannot write sync_speed_min"
-	"$RAIDFUSE" check "$MNT" || fail "$L: raidfuse check failed"
+	sleep 1
+	d1=$(sectors_done) t1=$(now_us)
+	sleep 2
+	d2=$(sectors_done) t2=$(now_us)
+	idle_kib=$(((d2 - d1) / 2 * 1000000 / (t2 - t1)))
 	progress_under_load 2
-	us=$((t2 - t1))
-	[ $(((d2 - d1) / 2)) -ge $((max * us / 1000000 * 4 / 10)) ] ||
-		fail "$L: only $(((d2 - d1) / 2)) KiB checked in $(secs $us) while the volume was read, with sync_speed_min = sync_speed_max = $max"
-	"$RAIDFUSE" wait "$MNT" >"$WORK/wait.out" 2>&1 </dev/null ||
-		fail "$L: raidfuse wait failed: $(cat "$WORK/wait.out")"
-	tail -n1 "$WORK/wait.out" | grep -qx "done: mismatch_cnt 0" ||
-		fail "$L: the check with the floor at the ceiling did not end clean: $(cat "$WORK/wait.out")"
-	ok "$L: with sync_speed_min = sync_speed_max = $max the check did $(((d2 - d1) / 2)) KiB in $(secs $us) while fio read the volume"
+	load_kib=$(((d2 - d1) / 2 * 1000000 / (t2 - t1)))
+	echo 200000 >"$RFC/sync_speed_min" || fail "$L: cannot write sync_speed_min"
+	progress_under_load 2
+	floor_kib=$(((d2 - d1) / 2 * 1000000 / (t2 - t1)))
+	[ "$(cat "$RFC/sync_action")" = check ] || fail "$L: the slowed check ended too soon to measure"
+	echo idle >"$RFC/sync_action" || fail "$L: cannot stop the check"
+	echo clear >"$RFC/$dev/fault" || fail "$L: cannot clear the fault on $dev"
 	echo 1000 >"$RFC/sync_speed_min" || fail "$L: cannot restore sync_speed_min"
-	echo 200000 >"$RFC/sync_speed_max" || fail "$L: cannot restore sync_speed_max"
+	[ "$idle_kib" -gt 0 ] || fail "$L: the slowed check made no progress"
+	[ $((load_kib * 4)) -le $((idle_kib * 3)) ] && [ $((load_kib * 4)) -ge "$idle_kib" ] ||
+		fail "$L: the check ran at $load_kib KiB/s while fio read the volume, $idle_kib KiB/s idle: it should give way to about half"
+	[ $((floor_kib * 4)) -ge $((idle_kib * 3)) ] ||
+		fail "$L: with sync_speed_min above its speed the check ran at $floor_kib KiB/s under fio, $idle_kib KiB/s idle"
+	ok "$L: a check at $idle_kib KiB/s idle gave way to $load_kib KiB/s while fio read the volume, and ran at $floor_kib KiB/s with sync_speed_min above that"
 }
 
 C=$CHUNK

@@ -657,6 +657,15 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		                   path, have, need);
 	}
 	bool has_super = member_super_load(m, NULL, 0) == 0;
+	const char *version;
+	if (!has_super && member_other_md_super(m, &version)) {
+		member_close(m);
+		return errmsg_fail(-EBUSY, err, errlen,
+		                   "%s holds an md superblock (metadata %s) of another array: "
+		                   "wipe it first (mdadm --zero-superblock, or raidfuse create "
+		                   "--force) if that array is no longer wanted",
+		                   path, version);
+	}
 	if (has_super && memcmp(m->sb.set_uuid, a->set_uuid, 16) != 0) {
 		char name[sizeof(m->sb.set_name) + 1];
 		snprintf(name, sizeof(name), "%.*s", (int)sizeof(m->sb.set_name), m->sb.set_name);

@@ -227,6 +227,12 @@ static int create_check_members(struct member *members, const bool *to_create, i
 			                   "to overwrite it",
 			                   m->path, uuid);
 		}
+		const char *version;
+		if (!to_create[i] && !opts->force && member_other_md_super(m, &version))
+			return errmsg_fail(-EEXIST, err, errlen,
+			                   "%s already holds an md superblock (metadata %s); pass "
+			                   "--force to overwrite it",
+			                   m->path, version);
 	}
 	return 0;
 }

@@ -28,7 +28,8 @@ static void create_usage(FILE *out)
 	        "                         right-symmetric, right-asymmetric; raid10: n2 (default)\n"
 	        "  -N, --name NAME        array name stored in the superblock\n"
 	        "  -z, --size SIZE        size of each member file; members that do not exist\n"
-	        "                         are created at this size (e.g. 256M)\n"
+	        "                         are created at this size (e.g. 256M); a bare\n"
+	        "                         number is KiB, as in mdadm\n"
 	        "  -f, --force            overwrite members that already hold md superblocks\n"
 	        "  -b, --bitmap internal|none  write-intent bitmap (default internal for\n"
 	        "                         raid1/5/6/10: after an unclean stop only marked regions\n"
@@ -98,7 +99,8 @@ int cmd_create(int argc, char **argv)
 			opts.name = optarg;
 			break;
 		case 'z':
-			if (size_parse(optarg, 1, &opts.member_file_bytes) < 0 ||
+			/* A bare number is KiB, as for --chunk and as in mdadm. */
+			if (size_parse(optarg, 1024, &opts.member_file_bytes) < 0 ||
 			    opts.member_file_bytes == 0) {
 				cli_error("create", "--size '%s' is not a size (e.g. 256M, 2G)", optarg);
 				return CLI_EXIT_USAGE;

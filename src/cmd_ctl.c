@@ -48,7 +48,11 @@ static bool ctl_is_mount(const char *verb, const char *mount)
 {
 	char pid[32];
 	int rc = cli_ctl_read(mount, "pid", pid, sizeof(pid));
-	if (rc < 0)
+	if (rc == -ENOTCONN && cli_is_raidfuse_mount(mount))
+		cli_error(verb, "the daemon serving %s is gone (killed or crashed): run "
+		          "'raidfuse umount %s' to detach it, then mount the array again",
+		          mount, mount);
+	else if (rc < 0)
 		cli_error(verb, "%s is not a raidfuse mount (%s)", mount, strerror(-rc));
 	return rc == 0;
 }

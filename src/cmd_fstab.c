@@ -73,7 +73,13 @@ static const char *fstab_option_flag(const char *opt, const char **value)
 bool cli_is_fstab_form(int argc, char **argv)
 {
 	struct stat st;
-	return argc >= 3 && argv[1][0] != '-' && stat(argv[2], &st) == 0 && S_ISDIR(st.st_mode);
+	if (argc < 3 || argv[1][0] == '-')
+		return false;
+	/* Members joined by ':' or an -o after the mount point say it is the
+	 * fstab form even when the mount point is missing: the mount verb
+	 * then names what is wrong instead of "unknown verb". */
+	return (stat(argv[2], &st) == 0 && S_ISDIR(st.st_mode)) || strchr(argv[1], ':') ||
+	       (argc >= 4 && strcmp(argv[3], "-o") == 0);
 }
 
 int cmd_fstab_mount(int argc, char **argv)

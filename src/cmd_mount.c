@@ -207,9 +207,21 @@ int cmd_mount(int argc, char **argv)
 			fopts.max_threads = (int)n;
 			break;
 		}
-		case 'o':
-			fopts.extra_opts = optarg;
+		case 'o': {
+			/* Several -o add up, as with mount(8) and libfuse. */
+			static char extra[4096];
+			size_t used = strlen(extra), add = strlen(optarg);
+			if (used + 1 + add >= sizeof(extra)) {
+				cli_error("mount", "the mount options are too long: nothing was "
+				          "changed");
+				return CLI_EXIT_USAGE;
+			}
+			if (used)
+				extra[used++] = ',';
+			memcpy(extra + used, optarg, add + 1);
+			fopts.extra_opts = extra;
 			break;
+		}
 		case OPT_CACHE_MIB:
 		case OPT_FLUSH_AGE:
 		case OPT_READAHEAD: {

@@ -370,6 +370,52 @@ int member_sync(struct member *m)
 	return m->badblocks ? member_badblocks_sync(m, member_sync_data) : member_sync_data(m);
 }
 
+static uint32_t le32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint32_t be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
+}
+
+/* An md superblock of another metadata version than 1.2, where mdadm
+ * looks for it: 1.1 at the start, 1.0 and 0.90 near the end (mdadm's
+ * super1.c and super0.c). raidfuse reads only 1.2, but such a member is
+ * still an md member: create and add must not take it for a blank one. */
+int member_other_md_super(struct member *m, const char **version)
+{
+	const uint64_t sectors = m->file_bytes / 512u;
+	const struct {
+		const char *version;
+		uint32_t major;
+		bool fits;
+		uint64_t sector;
+	} places[] = {
+		{ "1.1", 1, true, 0 },
+		{ "1.0", 1, sectors >= 24, (sectors - 16) & ~(uint64_t)7 },
+		{ "0.90", 0, sectors >= 256, (sectors & ~(uint64_t)127) - 128 },
+	};
+
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		uint8_t head[8];
+		if (!places[i].fits ||
+		    member_pread_abs(m, head, sizeof(head), places[i].sector * 512u) < 0)
+			continue;
+		uint32_t magic_le = le32_at(head), major_le = le32_at(head + 4);
+		/* 0.90 is written in the byte order of the host that made it. */
+		uint32_t magic_be = be32_at(head), major_be = be32_at(head + 4);
+		if ((magic_le == MD_SB_MAGIC && major_le == places[i].major) ||
+		    (places[i].major == 0 && magic_be == MD_SB_MAGIC && major_be == 0)) {
+			if (version)
+				*version = places[i].version;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int member_super_load(struct member *m, char *err, size_t errlen)
 {
 	uint8_t raw[MD_SB_MAX_BYTES];
@@ -389,9 +435,16 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		return errmsg_fail(rc, err, errlen, "%s: cannot read the superblock: %s", m->path,
 		                   strerror(-rc));
 	rc = md_super_decode(raw, want, &m->sb, why, sizeof(why));
-	if (rc < 0)
+	if (rc < 0) {
+		const char *version;
+		if (err && member_other_md_super(m, &version))
+			return errmsg_fail(rc, err, errlen,
+			                   "%s: holds an md metadata %s superblock; raidfuse reads "
+			                   "only metadata 1.2",
+			                   m->path, version);
 		return errmsg_fail(rc, err, errlen, "%s: no valid md 1.2 superblock at 4 KiB: %s",
 		                   m->path, why);
+	}
 	if (m->sb.super_offset != MD_SB_V12_OFFSET_SECTORS)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: super_offset is %llu sectors (expected %u for metadata 1.2)",

@@ -84,6 +84,10 @@ int member_claim(struct member *m, bool exclusive, char *err, size_t errlen);
  * superblock to say whose member this is. */
 int member_super_load(struct member *m, char *err, size_t errlen);
 
+/* 1 if the member holds an md superblock of metadata 0.90, 1.0 or 1.1
+ * (where mdadm looks for them), with *version its name; 0 if not. */
+int member_other_md_super(struct member *m, const char **version);
+
 /* Encode m->sb (with a fresh checksum) and write it at its super_offset.
  * Does not sync; call member_sync. */
 int member_super_store(struct member *m);

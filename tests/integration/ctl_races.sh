@@ -210,6 +210,11 @@ done
 dd if=/dev/urandom of=mnt/volume.img bs=64K count=4 conv=notrunc status=none || fail "write q"
 kill -9 "$(cat mnt/.raidfuse/pid)" || fail "kill the daemon"
 sleep 0.3
+# A verb on the dead mount says the daemon is gone and what to run, not
+# that mnt is no raidfuse mount (which mount then contradicts).
+"$R" status mnt >status.out 2>&1 && fail "status of a mount whose daemon was killed exited 0"
+grep -q "gone" status.out && grep -q "raidfuse umount" status.out ||
+	fail "status of a mount whose daemon was killed: $(cat status.out)"
 "$R" umount mnt >umount.out 2>&1 && fail "umount after the daemon was killed exited 0: $(cat umount.out)"
 grep -q "was gone" umount.out || fail "umount does not say the daemon was gone: $(cat umount.out)"
 mountpoint -q mnt && fail "mnt is still mounted after raidfuse umount"

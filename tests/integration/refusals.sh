@@ -125,6 +125,59 @@ EXPECT=("checksum" "c1.img")
 refuse "superblock byte 100 flipped, read-only" \
 	"$RAIDFUSE" mount -r "$C/c2.img" "$C/c1.img" "$C/c0.img" "$MNT"
 
+# ---- members of other md metadata versions ------------------------------
+# raidfuse reads md 1.2 only, but a member holding 1.0 (boot mirrors) or
+# 0.90 (old NAS disks) is an md member all the same: create without
+# --force must not take it for a blank file, examine says what it is.
+M=$ARR/meta
+mkdir -p "$M"
+python3 - "$A/a0.img" "$M/v10.img" "$M/v090.img" <<'PY' || fail "cannot forge the 1.0 and 0.90 members"
+import struct, sys
+size = 4 << 20
+sb = bytearray(open(sys.argv[1], "rb").read()[4096:8192])
+# metadata 1.0: the same superblock at the end ((sectors - 16) & ~7), data
+# from sector 0; no bitmap, no bad block log.
+off = ((size >> 9) - 16) & ~7
+struct.pack_into("<Q", sb, 144, off)        # super_offset
+struct.pack_into("<Q", sb, 128, 0)          # data_offset
+struct.pack_into("<Q", sb, 136, off - 64)   # data_size
+struct.pack_into("<I", sb, 96, 0)           # bitmap_offset
+struct.pack_into("<I", sb, 8, 0)            # feature_map
+struct.pack_into("<H", sb, 186, 0)          # bblog_size
+struct.pack_into("<I", sb, 188, 0)          # bblog_offset
+n = 256 + 2 * struct.unpack_from("<I", sb, 220)[0]
+struct.pack_into("<I", sb, 216, 0)
+total = sum(struct.unpack_from("<%dI" % (n // 4), sb, 0))
+struct.pack_into("<I", sb, 216, ((total & 0xffffffff) + (total >> 32)) & 0xffffffff)
+with open(sys.argv[2], "wb") as f:
+    f.truncate(size)
+    f.seek(off * 512)
+    f.write(sb)
+# metadata 0.90: its magic and major version 0, 64 KiB before the end
+# rounded down to 64 KiB.
+with open(sys.argv[3], "wb") as f:
+    f.truncate(size)
+    f.seek(((size >> 9) & ~127) * 512 - 65536)
+    f.write(struct.pack("<III", 0xa92b4efc, 0, 90))
+PY
+mdadm --examine "$M/v10.img" 2>&1 | grep -q "Version : 1.0" ||
+	fail "the forged member is not md 1.0 to mdadm: $(mdadm --examine "$M/v10.img" 2>&1)"
+EXPECT=("metadata 1.0" "--force" "v10.img")
+refuse "create over a member holding md metadata 1.0" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$M/v10.img" "$M/new.img"
+EXPECT=("metadata 0.90" "--force" "v090.img")
+refuse "create over a member holding md metadata 0.90" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$M/new.img" "$M/v090.img"
+EXPECT=("metadata 1.0" "only metadata 1.2" "v10.img")
+refuse "examine of a member holding md metadata 1.0" \
+	"$RAIDFUSE" examine "$M/v10.img"
+# The fstab form with a mount point that does not exist: the mount verb's
+# error, not "unknown verb".
+EXPECT=("nomnt")
+refuse "the fstab form with a missing mount point" \
+	"$RAIDFUSE" "$A/a0.img:$A/a1.img:$A/a2.img" "$WORK/nomnt" -o run
+grep -qi "unknown verb" "$WORK/out" && fail "the fstab form with a missing mount point: $(cat "$WORK/out")"
+
 D=$ARR/d
 copy_array "$A" "$D"
 for f in a0 a1 a2; do mv "$D/$f.img" "$D/d${f#a}.img"; done
@@ -425,6 +478,9 @@ refuse_mounted "add volume.img itself (the daemon would wait on itself)" \
 EXPECT=("another array" "b0.img")
 refuse_mounted "add a member of another array" \
 	"$RAIDFUSE" add "$MNT" "$B/b0.img"
+EXPECT=("metadata 1.0" "v10.img")
+refuse_mounted "add a member holding md metadata 1.0" \
+	"$RAIDFUSE" add "$MNT" "$M/v10.img"
 EXPECT=("raidfuse mount already")
 refuse_mounted "a second array mounted over the first" \
 	"$RAIDFUSE" mount "$B/b0.img" "$B/b1.img" "$B/b2.img" "$MNT"
@@ -460,6 +516,19 @@ d = json.load(sys.stdin)
 sys.exit(0 if d["name"].endswith("q\"\\") else 1)' || fail "status --json with a quote in the name: $("$RAIDFUSE" status --json "$MNT")"
 rf_umount "$MNT"
 ok "--chunk 64KiB and --bitmap-chunk 1MiB accepted; status --json escapes the name"
+# A bare --size is KiB, as mdadm's numbers are; -o given twice adds up.
+"$RAIDFUSE" create --level 5 --raid-devices 3 --size 4096 \
+	"$WORK/k0.img" "$WORK/k1.img" "$WORK/k2.img" >"$WORK/out" 2>&1 ||
+	fail "create --size 4096: $(cat "$WORK/out")"
+[ "$(stat -c %s "$WORK/k0.img")" = $((4096 * 1024)) ] ||
+	fail "create --size 4096 made members of $(stat -c %s "$WORK/k0.img") bytes, not 4096 KiB"
+"$RAIDFUSE" mount -o noatime -o noexec "$WORK/k0.img" "$WORK/k1.img" "$WORK/k2.img" "$MNT" ||
+	fail "mount -o noatime -o noexec"
+opts=$(grep -F " $MNT " /proc/mounts | awk '{print $4}')
+"$RAIDFUSE" umount "$MNT" || fail "umount k"
+[[ ,$opts, == *,noatime,* && ,$opts, == *,noexec,* ]] ||
+	fail "mount -o noatime -o noexec mounted with '$opts'"
+ok "create --size 4096 makes 4 MiB members; mount -o noatime -o noexec mounts with both"
 
 log "PASS: $NCHECKS checks in $((SECONDS - T0)) s"
 exit 0

@@ -86,14 +86,19 @@ static void examine_member(struct member *m)
 		       sb->devflags & MD_DEVFLAG_WRITE_MOSTLY ? " write-mostly" : "",
 		       sb->devflags & MD_DEVFLAG_FAILFAST ? " failfast" : "");
 	examine_time("Update Time", sb->utime);
-	printf("%15s : %08x - correct\n", "Checksum", sb->sb_csum);
+	printf("%15s : %x - correct\n", "Checksum", sb->sb_csum); /* mdadm's %x */
 	printf("%15s : %" PRIu64 "\n", "Events", sb->events);
 	putchar('\n');
+	/* As mdadm: linear has no layout, and its chunk is a rounding. */
 	md_layout_name(sb->level, sb->layout, layout, sizeof(layout));
-	if (layout[0])
-		printf("%15s : %s\n", "Layout", layout);
-	if (sb->chunksize)
-		printf("%15s : %uK\n", "Chunk Size", sb->chunksize / 2);
+	if (sb->level == MD_LEVEL_LINEAR) {
+		printf("%15s : %uK\n", "Rounding", sb->chunksize / 2);
+	} else {
+		if (layout[0] && strcmp(layout, "-") != 0)
+			printf("%15s : %s\n", "Layout", layout);
+		if (sb->chunksize)
+			printf("%15s : %uK\n", "Chunk Size", sb->chunksize / 2);
+	}
 	putchar('\n');
 	if (role < MD_ROLE_MAX)
 		printf("%15s : %s device %u\n", "Device Role",

@@ -242,6 +242,18 @@ static int show_sync_completed(struct raid_array *a, struct member *m, char *buf
 
 /* How the last check, repair or recover ended: done, interrupted, or the
  * error that stopped it. */
+/* md's sync_speed: KiB/s of the running sync (over its last few
+ * seconds), "none" when idle. */
+static int show_sync_rate(struct raid_array *a, struct member *m, char *buf, size_t len)
+{
+	struct sync_progress p;
+	(void)m;
+	array_sync_progress(a, &p);
+	if (p.action == SYNC_IDLE)
+		return show_printf(buf, len, "none\n");
+	return show_printf(buf, len, "%" PRIu64 "\n", p.rate_kib);
+}
+
 static int show_sync_result(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
 	struct sync_progress p;
@@ -345,6 +357,7 @@ const struct array_attr array_attrs[] = {
 	{ "sync_completed", false, show_sync_completed, NULL },
 	{ "mismatch_cnt", false, show_mismatch_cnt, NULL },
 	{ "last_sync_result", false, show_sync_result, NULL },
+	{ "sync_speed", false, show_sync_rate, NULL },
 	{ "sync_speed_min", true, show_speed_min, store_speed_min },
 	{ "sync_speed_max", true, show_speed_max, store_speed_max },
 	{ NULL, false, NULL, NULL },

@@ -499,6 +499,11 @@ speed_drill() {
 	[ $((ndone / 2)) -le $((limit * us / 800000 + 64)) ] ||
 		fail "$L: $((ndone / 2)) KiB checked in $(secs $us) under sync_speed_max $limit"
 	[ "$(cat "$RFC/sync_action")" = check ] || fail "$L: sync_action is not check during a limited check"
+	# md's sync_speed: the current rate, within the limit.
+	local speed
+	speed=$(cat "$RFC/sync_speed")
+	[[ $speed =~ ^[0-9]+$ ]] && [ "$speed" -le $((limit * 3 / 2)) ] ||
+		fail "$L: sync_speed reads '$speed' during a check under sync_speed_max $limit"
 	# mdstat's progress line, in 1K blocks of a member.
 	grep -qE "^      \[=*>\.*\]  check = *[0-9]+\.[0-9]% \([0-9]+/$((DEV_SECTORS / 2))\) finish=[0-9]+\.[0-9]min speed=[0-9]+K/sec$" \
 		"$RFC/status" || fail "$L: no mdstat progress line in the status during a check: $(cat "$RFC/status")"
@@ -525,6 +530,7 @@ speed_drill() {
 	us=$(($(now_us) - t0))
 	[ "$(cat "$RFC/sync_action")" = idle ] || fail "$L: sync_action still $(cat "$RFC/sync_action") 2 s after idle"
 	[ "$(cat "$RFC/sync_completed")" = none ] || fail "$L: sync_completed is '$(cat "$RFC/sync_completed")' after idle"
+	[ "$(cat "$RFC/sync_speed")" = none ] || fail "$L: sync_speed is '$(cat "$RFC/sync_speed")' after idle"
 	local at
 	at=$(jget 'j["sync_completed_sectors"]')
 	[ "$at" -lt "$DEV_SECTORS" ] || fail "$L: the interrupted check claims it completed"

@@ -177,7 +177,8 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	     a->read_only ? "true" : "false",
 	     atomic_load(&a->resync_pending) ? "true" : "false", a->events,
 	     sync_action_name(p.action),
-	     p.done_sectors, p.total_sectors, p.rate_kib, p.mismatch_sectors);
+	     p.done_sectors, p.total_sectors, p.action == SYNC_IDLE ? 0 : p.rate_kib,
+	     p.mismatch_sectors);
 	if (a->bitmap)
 		textbuf_appendf(&t, "\"bitmap\":{\"chunk_bytes\":%" PRIu64 ",\"regions\":%" PRIu64
 		                ",\"dirty_regions\":%" PRIu64 "},",

@@ -1,10 +1,25 @@
 #!/bin/bash
 # build.sh [BUILD_DIR] [configure args...] - generate the build system and
-# build raidfuse from scratch in BUILD_DIR (default: build/).
+# build raidfuse from scratch in BUILD_DIR (default: build/ in the source
+# tree; a relative BUILD_DIR is taken from the current directory). An
+# existing BUILD_DIR is emptied first, but only if it is a build directory
+# (it has config.status or config.log) and not the source tree or a directory above it.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd -P)
 build=${1:-$top/build}
 shift || true
+case $build in /*) ;; *) build=$PWD/$build ;; esac
+if [ -e "$build" ]; then
+	real=$(cd "$build" && pwd -P)
+	real=${real%/}
+	case $top/ in "$real"/*)
+		echo "build.sh: $build is the source tree or above it; not removing it" >&2; exit 2 ;;
+	esac
+	if [ -n "$(ls -A "$build")" ] && [ ! -f "$build/config.status" ] && [ ! -f "$build/config.log" ]; then
+		echo "build.sh: $build is not empty and is no build directory (no config.status or config.log); not removing it" >&2
+		exit 2
+	fi
+fi
 cd "$top"
 ./autogen.sh >/dev/null 2>&1 || ./autogen.sh
 rm -rf "$build"

@@ -39,10 +39,10 @@ if [ $fresh = 1 ] || ! blkid -p "$demo/mnt/volume.img" >/dev/null 2>&1; then
 fi
 if [ "$(id -u)" = 0 ]; then
 	mount -o loop "$demo/mnt/volume.img" "$demo/files"
-	stop_files="umount $demo/files"
+	stop_files="umount $(printf %q "$demo/files")"
 else
 	fuse2fs "$demo/mnt/volume.img" "$demo/files" -o fakeroot
-	stop_files="fusermount3 -u $demo/files"
+	stop_files="fusermount3 -u $(printf %q "$demo/files")"
 fi
 echo "== copying some files in"
 mkdir -p "$demo/files/samples"
@@ -56,4 +56,4 @@ echo "== array status ($demo/mnt/.raidfuse/status)"
 echo
 echo "Your RAID5 volume is mounted as a directory at: $demo/files"
 echo "The raw volume is:                               $demo/mnt/volume.img"
-echo "To stop:  $stop_files && $rf umount $demo/mnt"
+echo "To stop:  $stop_files && $(printf '%q umount %q' "$rf" "$demo/mnt")"

@@ -29,20 +29,52 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 RAIDFUSE=${RAIDFUSE:-$top/build/raidfuse}
 [ -x "$RAIDFUSE" ] || { echo "drill: no raidfuse at $RAIDFUSE (build it, or set RAIDFUSE)" >&2; exit 2; }
 command -v fio >/dev/null || { echo "drill: fio is not installed" >&2; exit 2; }
-dir=${dir:-$(mktemp -d "${TMPDIR:-/tmp}/raidfuse-drill.XXXXXX")}
+# A --dir the user names may hold other files: the drill removes only what
+# it made there, and the directory itself only if it made it.
+made_dir=0
+if [ -z "$dir" ]; then
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/raidfuse-drill.XXXXXX") || exit 2
+	made_dir=1
+elif [ ! -e "$dir" ]; then
+	mkdir -p "$dir" || exit 2
+	made_dir=1
+fi
 mnt=$dir/mnt
+[ ! -e "$mnt" ] || [ -z "$(ls -A "$mnt" 2>/dev/null)" ] ||
+	{ echo "drill: $mnt exists and is not empty" >&2; exit 2; }
 mkdir -p "$mnt"
+writer='' reader=''
 cleanup() {
-	mountpoint -q "$mnt" && "$RAIDFUSE" umount "$mnt"
-	[ "$keep" = 1 ] || rm -rf "$dir"
+	local p
+	trap - EXIT INT TERM
+	# fio must be gone before the volume can be unmounted.
+	for p in $writer $reader; do kill "$p" 2>/dev/null; done
+	for p in $writer $reader; do wait "$p" 2>/dev/null; done
+	if mountpoint -q "$mnt" && ! "$RAIDFUSE" umount "$mnt"; then
+		# Never remove the members of an array that is still mounted.
+		echo "drill: $mnt is still mounted; left $dir as it is" >&2
+		return
+	fi
+	[ "$keep" = 1 ] && return
+	[ ${#made[@]} = 0 ] || rm -f "${made[@]}"
+	rmdir "$mnt" 2>/dev/null
+	[ "$made_dir" = 0 ] || rmdir "$dir" 2>/dev/null
 }
+files=() made=()
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 say() { printf 'drill: %s\n' "$*"; }
 
-files=()
 for ((i = 0; i < members; i++)); do files+=("$dir/member$i.img"); done
+for f in "${files[@]}" "$dir/replacement.img" "$dir/writer.out" "$dir/reader.out"; do
+	[ ! -e "$f" ] || { echo "drill: $f already exists" >&2; exit 2; }
+done
+made=("${files[@]}" "$dir/replacement.img" "$dir/writer.out" "$dir/reader.out")
 "$RAIDFUSE" create --level "$level" --raid-devices "$members" --chunk "$chunk" --size "$size" \
 	"${files[@]}" >/dev/null || exit 1
+# The members' size as created (a bare --size is KiB to raidfuse, as in mdadm).
+member_bytes=$(stat -c %s "${files[0]}")
 "$RAIDFUSE" mount "${files[@]}" "$mnt" || exit 1
 vol_mib=$(( $(stat -c %s "$mnt/volume.img") / 1048576 ))
 half=$(( vol_mib / 2 ))
@@ -65,18 +97,20 @@ reader=$!
 
 sleep $(( runtime / 4 + 1 ))
 victim=${files[1]}
+drilled=1
 say "failing $victim"
-"$RAIDFUSE" fail "$mnt" "$victim" || say "fail refused (no redundancy at this level)"
+"$RAIDFUSE" fail "$mnt" "$victim" || { say "fail refused (no redundancy at this level)"; drilled=0; }
 "$RAIDFUSE" remove "$mnt" "$victim" >/dev/null 2>&1
-truncate -s "$size" "$dir/replacement.img"
+truncate -s "$member_bytes" "$dir/replacement.img"
 say "adding $dir/replacement.img"
 t0=$(date +%s.%N)
-"$RAIDFUSE" add "$mnt" "$dir/replacement.img" || say "add refused"
+"$RAIDFUSE" add "$mnt" "$dir/replacement.img" || { say "add refused"; drilled=0; }
 "$RAIDFUSE" wait "$mnt"
 t1=$(date +%s.%N)
 
 wait "$writer"; writer_rc=$?
 wait "$reader"; reader_rc=$?
+writer='' reader=''
 errors_of() { # terse v3: field 5 is the job's error number
 	awk -F';' '{ print $5 }' "$1" 2>/dev/null | head -1
 }
@@ -88,15 +122,19 @@ say "running check"
 mismatch=$(cat "$mnt/.raidfuse/mismatch_cnt")
 state=$(sed -n 's/^state: //p' "$mnt/.raidfuse/status")
 rebuild_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-member_mib=$(( $(numfmt --from=iec "$size") / 1048576 - 1 ))
+member_mib=$(( member_bytes / 1048576 - 1 ))
 rate=$(awk -v m="$member_mib" -v s="$rebuild_s" 'BEGIN { printf "%.1f", m / (s + 0.001) }')
 
 echo
 echo "=== drill report: raid$level, $members members, chunk $chunk, $size members ==="
 printf '%-34s %s\n' "verify errors (writer, reader):" "${writer_err:-?}, ${reader_err:-?} (exit ${writer_rc}, ${reader_rc})"
 printf '%-34s %s\n' "I/O errors seen by the user:" "$([ "$writer_rc$reader_rc" = 00 ] && echo 0 || echo 'yes: see '"$dir"'/*.out')"
-printf '%-34s %s s (%s MiB/s per member)\n' "rebuild time (add to in sync):" "$rebuild_s" "$rate"
+if [ "$drilled" = 1 ]; then
+	printf '%-34s %s s (%s MiB/s per member)\n' "rebuild time (add to in sync):" "$rebuild_s" "$rate"
+else
+	printf '%-34s %s\n' "rebuild time (add to in sync):" "none: no member was failed and rebuilt"
+fi
 printf '%-34s %s\n' "mismatch_cnt after rebuild:" "$mismatch"
 printf '%-34s %s\n' "array state:" "$state"
 echo "log:"; sed 's/^/  /' "$mnt/.raidfuse/log"
-[ "$writer_rc" = 0 ] && [ "$reader_rc" = 0 ] && [ "$mismatch" = 0 ] && [ "$state" = active ]
+[ "$drilled" = 1 ] && [ "$writer_rc" = 0 ] && [ "$reader_rc" = 0 ] && [ "$mismatch" = 0 ] && [ "$state" = active ]

@@ -38,7 +38,8 @@
 # Output: a Markdown table on stdout (MB/s, IOPS, daemon CPU s/GiB, ratios
 # against the baselines, and the targets they are checked against), and in
 # --out DIR (default ./bench-results/DATE/): results.csv, summary.md, raw/
-# (fio terse output, daemon status after each job, logs).
+# (fio terse output, daemon status after each job, logs). Exit status 1
+# when a job failed in every repetition (ERR in the tables).
 #
 # --buffered-compare runs a different, smaller study instead: buffered
 # (direct=0, psync) 1 MiB sequential write/read and 4 KiB random read on
@@ -315,6 +316,7 @@ declare -A BUSY=() # BUSY[row|job] = 1 when other processes used the CPU
 declare -A ALLV=() # ALLV[row|job] = every repetition's MB/s or IOPS
 declare -A ALLC=() # ALLC[row|job] = every repetition's CPU s/GiB
 rows=()           # table rows in order
+failed_jobs=0     # jobs without one good repetition (ERR in the tables)
 declare -A ROWNAME
 # add_row ROW LABEL: a table row, once (--interleave comes back every round).
 add_row() {
@@ -332,7 +334,7 @@ run_job() {
 		job_rep=$r
 		run_job_once "$@" && keep_best "$1" "$2"
 	done
-	[ -n "${R[$1|$2]:-}" ] || { R[$1|$2]=ERR; CPU[$1|$2]=ERR; return 1; }
+	[ -n "${R[$1|$2]:-}" ] || { R[$1|$2]=ERR; CPU[$1|$2]=ERR; failed_jobs=$((failed_jobs + 1)); return 1; }
 }
 # keep_best ROW JOB: the repetition just run replaces the kept one if
 # faster; every repetition is also kept for the medians.
@@ -800,7 +802,7 @@ if [ $buffered = 1 ]; then
 			for j in "${bjobs[@]}"; do
 				job_rep=$round
 				run_job_once "$row" "$j" "$rf_mnt/volume.img" "$rf_pid" "$rf_mnt/.raidfuse/status" \
-					5 4 on "$rf_opts" 0 psync && keep_best "$row" "$j"
+					5 4 on "$rf_opts" 0 psync && keep_best "$row" "$j" || failed_jobs=$((failed_jobs + 1))
 			done
 			umount_array "$rf_mnt"
 		done
@@ -834,6 +836,7 @@ if [ $buffered = 1 ]; then
 	cat "$out/summary.md"
 	echo >&2
 	progress "results: $out (summary.md, results.csv, raw/)"
+	[ "$failed_jobs" = 0 ] || die "$failed_jobs fio job(s) failed (ERR above; see $out/raw/)"
 	exit 0
 fi
 
@@ -882,3 +885,4 @@ echo
 echo "$tables"
 echo
 progress "results: $out (summary.md, results.csv, raw/)"
+[ "$failed_jobs" = 0 ] || die "$failed_jobs fio job(s) failed (ERR in the tables; see $out/raw/)"

@@ -318,10 +318,6 @@ log=$out/raw/kit.log
 csv=$out/results.csv
 csv_header
 
-need_mib=$(((vol_bytes * 3) >> 20))
-avail_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
-[ "$avail_mib" -ge "$need_mib" ] || die "work dir $work has $avail_mib MiB free, the run needs about $need_mib MiB"
-
 cleanup() {
 	local rc=$?
 	set +e
@@ -332,6 +328,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'progress "interrupted"; exit 130' INT TERM
+
+need_mib=$(((vol_bytes * 3) >> 20))
+avail_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
+[ "$avail_mib" -ge "$need_mib" ] || die "work dir $work has $avail_mib MiB free, the run needs about $need_mib MiB"
 
 meta() { printf '%s=%s\n' "$1" "$2" >>"$out/meta.txt"; }
 : >"$out/meta.txt"

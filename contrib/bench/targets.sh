@@ -71,7 +71,9 @@ tgt_check() {
 }
 
 # ------------------------------------------------------------- raidfuse
-rf_members() { local i; for ((i = 0; i < $2; i++)); do echo "$work/$1/m$i.img"; done; }
+# rf_members ID N: the member paths, into the array RF_MEMBERS (paths may
+# hold spaces: $work comes from --dir or $BENCH_DIR).
+rf_members() { local i; RF_MEMBERS=(); for ((i = 0; i < $2; i++)); do RF_MEMBERS+=("$work/$1/m$i.img"); done; }
 rf_setup() {
 	local level n k mem_mib
 	read -r level n k <<<"$(array_geo "$1")"
@@ -79,17 +81,17 @@ rf_setup() {
 	# for rounding to whole chunks.
 	mem_mib=$(($(mib_ceil "$vol_bytes") / k + 3))
 	mkdir -p "$work/$1"
-	# shellcheck disable=SC2046 # one member path per line
+	rf_members "$1" "$n"
 	"$rf" create --level "$level" --raid-devices "$n" --chunk "$T_CHUNK" --size "${mem_mib}M" \
-		$(rf_members "$1" "$n") >>"$log" 2>&1 || die "raidfuse create of $1 failed (see $log)"
+		"${RF_MEMBERS[@]}" >>"$log" 2>&1 || die "raidfuse create of $1 failed (see $log)"
 	unset "T_FS_MADE[$1]"
 }
 rf_up() {
 	local n mnt=$work/$1/mnt
 	n=$(tgt_members "$1")
 	mkdir -p "$mnt"
-	# shellcheck disable=SC2046
-	"$rf" mount $(rf_members "$1" "$n") "$mnt" >>"$log" 2>&1 || die "raidfuse mount of $1 failed (see $log)"
+	rf_members "$1" "$n"
+	"$rf" mount "${RF_MEMBERS[@]}" "$mnt" >>"$log" 2>&1 || die "raidfuse mount of $1 failed (see $log)"
 	T_FILE=$mnt/volume.img
 	T_PIDS=$(cat "$mnt/.raidfuse/pid")
 	local vsz
@@ -110,8 +112,8 @@ rf_teardown() {
 	local n out rc=0
 	n=$(tgt_members "$1")
 	if [ "$(tgt_level "$1")" != linear ] && [ "$(tgt_level "$1")" != 0 ]; then
-		# shellcheck disable=SC2046
-		out=$("$rf" verify $(rf_members "$1" "$n") 2>&1) || rc=$?
+		rf_members "$1" "$n"
+		out=$("$rf" verify "${RF_MEMBERS[@]}" 2>&1) || rc=$?
 		echo "$out" >>"$log"
 		csv_row suite=integrity target="$1" kind=raidfuse level="$(tgt_level "$1")" members="$n" \
 			chunk_kib="$(($(size_bytes "$T_CHUNK") >> 10))" phase=parity set="${T_CONTEXT:-}" \

@@ -6,6 +6,10 @@
 require_fuse
 require_cmd fio awk numfmt
 
+# The RAID5 drill runs in a directory of the user's that holds a file of
+# theirs: the drill must leave it (it removed the whole --dir).
+mkdir -p "$WORK/raid5"
+echo "the user's" >"$WORK/raid5/notes.txt"
 for spec in "5 4" "1 2"; do
 	set -- $spec
 	RAIDFUSE=$RAIDFUSE bash "$TOP_SRCDIR/contrib/drill.sh" --level "$1" --members "$2" \
@@ -17,4 +21,16 @@ for spec in "5 4" "1 2"; do
 	done
 	log "ok: raid$1 drill: $(grep 'rebuild time' "$WORK/drill$1.out" | sed 's/  */ /g')"
 done
+[ "$(cat "$WORK/raid5/notes.txt" 2>&1)" = "the user's" ] || fail "the drill removed a file of the user's in --dir"
+[ -z "$(ls "$WORK/raid5" | grep -v '^notes.txt$')" ] || fail "the drill left files behind: $(ls "$WORK/raid5")"
+[ ! -e "$WORK/raid1" ] || fail "the drill left the --dir it made: $(ls -a "$WORK/raid1")"
+# No failure drill on a level without redundancy: a non-zero exit, and no
+# rebuild time for a rebuild that never ran.
+if RAIDFUSE=$RAIDFUSE bash "$TOP_SRCDIR/contrib/drill.sh" --level 0 --members 2 \
+	--size 16M --runtime 2 >"$WORK/drill0.out" 2>&1; then
+	cat "$WORK/drill0.out"
+	fail "a raid0 drill (nothing to fail) exited 0"
+fi
+grep -q "rebuild time.*none" "$WORK/drill0.out" || { cat "$WORK/drill0.out"; fail "raid0 drill report"; }
+log "ok: the drill keeps the user's files in --dir, removes its own, and fails on raid0"
 log "PASS"

@@ -568,6 +568,17 @@ static int array_rebuild_refusal(const struct raid_array *a, char *err, size_t e
 	return 0;
 }
 
+/* Whether m waits in rebuilding[] for a role other than role (a re-added
+ * member, or a replacement). Caller holds state_lock. */
+static bool member_reserved_elsewhere(const struct raid_array *a, const struct member *m,
+                                      int role)
+{
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		if (r != role && a->rebuilding[r] == m)
+			return true;
+	return false;
+}
+
 bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_out)
 {
 	if (a->read_only || !a->started || array_rebuild_refusal(a, NULL, 0) < 0)
@@ -579,8 +590,13 @@ bool array_recovery_next(struct raid_array *a, int *role_out, struct member **m_
 		struct member *m = a->rebuilding[role];
 		if (m && m->state != MEMBER_SPARE && m->state != MEMBER_REBUILDING)
 			m = NULL; /* removed while it waited */
+		/* A spare re-added for another missing role waits for that
+		 * role (its bitmap-only rebuild): taking it here would leave
+		 * it reserved there too, and the rebuild of that role onto
+		 * any later spare would be refused (EBUSY) for ever. */
 		for (int i = 0; !m && i < a->nr_members; i++)
-			if (a->members[i].state == MEMBER_SPARE)
+			if (a->members[i].state == MEMBER_SPARE &&
+			    !member_reserved_elsewhere(a, &a->members[i], role))
 				m = &a->members[i];
 		if (!m)
 			continue;

@@ -249,9 +249,11 @@ static void *sync_main(void *arg)
 
 next_recovery:
 	sync_rate_reset(a, &rate, start);
-	if (recover)
+	bool begin_refused = false;
+	if (recover) {
 		rc = array_recovery_begin(a, role, s->recover_target);
-	else
+		begin_refused = rc < 0;
+	} else
 		array_eventf(a, "RebuildStarted", NULL, "%s %s started", a->ops->name, action_name);
 	unsigned progress_reported = 0; /* RebuildNN events sent, in steps of 20% */
 
@@ -317,8 +319,10 @@ next_recovery:
 		else
 			array_recovery_checkpoint(a, role, s->recover_target);
 		/* A target given up (a write or sync to it failed) leaves its
-		 * role to the next spare, as a finished rebuild does. */
-		bool given_up = a->rebuilding[role] != s->recover_target &&
+		 * role to the next spare, as a finished rebuild does. A rebuild
+		 * that could not begin gave nothing up: going on to "the next
+		 * spare" would offer the same one for ever. */
+		bool given_up = !begin_refused && a->rebuilding[role] != s->recover_target &&
 		                a->slot[role] != s->recover_target;
 		array_eventf(a, "RebuildFinished", s->recover_target, "%s recover of role %d: %s",
 		             a->ops->name, role,

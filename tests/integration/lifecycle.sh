@@ -16,7 +16,8 @@
 #  7. the copy carries md's MD_FEATURE_REPLACEMENT while the member it
 #     replaces serves (mdadm --examine: "Replacement device"), and a stop
 #     in the middle resumes;
-#  8. a re-added member queued for its rebuild cannot be removed.
+#  8. a re-added member queued for its rebuild cannot be removed;
+#  9. with two roles missing, a re-added member goes back to its own role.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd python3
@@ -202,4 +203,28 @@ cmp -s <(head -c 16M mnt/volume.img) <(head -c 16M ref) || fail "raid1 data afte
 "$RAIDFUSE" status mnt | grep -q "\[3/3\]" || fail "not whole after the re-add: $("$RAIDFUSE" status mnt)"
 rf_umount mnt
 log "ok: a re-added member queued behind a replace cannot be removed; it is rebuilt"
+
+# 9. With two roles missing (RAID6), a member re-added from the bitmap
+# goes back to its own role, not to the lowest missing one: taken there,
+# it stayed reserved for its own role too, and the rebuild of that role
+# onto a later spare was refused in a loop that never ended.
+"$RAIDFUSE" create --level 6 --raid-devices 5 --chunk 64K --bitmap-chunk 1M --size 32M \
+	v0 v1 v2 v3 v4 >/dev/null || fail "create raid6"
+rf_mount --cache-mib 1 v0 v1 v2 v3 v4 mnt
+dd if=ref of=mnt/volume.img bs=1M count=32 conv=notrunc,fsync status=none
+"$RAIDFUSE" fail mnt v4 && "$RAIDFUSE" remove mnt v4 || fail "fail/remove v4"
+"$RAIDFUSE" fail mnt v0 && "$RAIDFUSE" remove mnt v0 || fail "fail/remove v0"
+dd if=ref of=mnt/volume.img bs=64K count=4 seek=8 skip=8 conv=notrunc,fsync status=none
+"$RAIDFUSE" add mnt "$WORK/v4" || fail "re-add v4"
+wait_idle mnt
+grep -q "/v4\[4\]" mnt/.raidfuse/status ||
+	fail "re-added v4 is not back in its own role 4: $(head -n1 mnt/.raidfuse/status); log: $(tail -5 mnt/.raidfuse/log)"
+truncate -s 32M y0
+"$RAIDFUSE" add mnt "$WORK/y0" || fail "add y0"
+timeout 60 "$RAIDFUSE" wait mnt >/dev/null || fail "the rebuild onto y0 did not end; log: $(tail -5 mnt/.raidfuse/log)"
+"$RAIDFUSE" status mnt | grep -q "\[5/5\]" || fail "raid6 not whole after the re-add and the spare: $("$RAIDFUSE" status mnt)"
+cmp -s <(head -c 32M mnt/volume.img) <(head -c 32M ref) || fail "raid6 data after the re-add and the spare"
+rf_umount mnt
+verify0 v1 v2 v3 v4 y0
+log "ok: raid6 with two roles missing: a re-added member goes back to its own role, a new spare takes the other"
 log "PASS"

@@ -147,8 +147,9 @@ static void sync_throttle(struct array_sync *s, struct sync_rate *r, double done
 		pthread_mutex_unlock(&s->lock);
 		if (cancel || max_kib == 0)
 			return;
+		/* No new mark while asleep here: a unit larger than five
+		 * seconds at the limit would get through every five seconds. */
 		double now = now_seconds();
-		sync_rate_mark(r, now, done_kib);
 		double left = r->mark_seconds[r->oldest] +
 		              (done_kib - r->mark_kib[r->oldest]) / max_kib - now;
 		if (left <= 0)

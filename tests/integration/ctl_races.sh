@@ -157,11 +157,16 @@ grep -q in_sync "mnt/.raidfuse/$(dev_of mnt r3)/state" || fail "r: r3 not rebuil
 "$R" add mnt r4 >/dev/null || fail "r: add the spare r4"
 dev4=$(dev_of mnt r4) || fail "no devN for r4"
 grep -q spare "mnt/.raidfuse/$dev4/state" || fail "r4 is not a spare: $(cat "mnt/.raidfuse/$dev4/state")"
-echo 20 >mnt/.raidfuse/sync_speed_max
+# At 1 KiB/s the check sleeps about a minute after its first 64 KiB unit:
+# the idle lands before it could notice the failure itself (it would then
+# go on to the rebuild on its own, as section 3 has it).
+echo 1 >mnt/.raidfuse/sync_speed_min # or the floor (1000) wins, as in md
+echo 1 >mnt/.raidfuse/sync_speed_max
 "$R" check mnt >/dev/null || fail "r: start the slow check"
 sleep 1
 "$R" fail mnt r1 >/dev/null || fail "r: fail r1 during the check"
-echo idle >mnt/.raidfuse/sync_action || fail "r: idle"
+echo idle >mnt/.raidfuse/sync_action ||
+	fail "r: idle refused while sync_action is $(cat mnt/.raidfuse/sync_action); log: $(tail -n 8 mnt/.raidfuse/log)"
 echo 1000000 >mnt/.raidfuse/sync_speed_max
 for i in $(seq 150); do
 	grep -q in_sync "mnt/.raidfuse/$dev4/state" && break

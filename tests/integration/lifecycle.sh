@@ -146,6 +146,7 @@ log "ok: a forced dirty degraded start stays dirty through the rebuild; the next
 # 5. A check throttled to 1 KiB/s stops at once.
 rf_mount p q t mnt
 dd if=ref of=mnt/volume.img bs=1M count=32 conv=notrunc,fsync status=none # over the torn 4 KiB
+echo 1 >mnt/.raidfuse/sync_speed_min # or the floor (1000) wins, as in md
 echo 1 >mnt/.raidfuse/sync_speed_max
 echo check >mnt/.raidfuse/sync_action
 sleep 1.5
@@ -191,6 +192,7 @@ rf_mount w0 w1 w2 mnt
 dd if=ref of=mnt/volume.img bs=1M count=16 conv=notrunc,fsync status=none
 "$RAIDFUSE" fail mnt w2 && "$RAIDFUSE" remove mnt w2 || fail "fail/remove w2"
 dd if=ref of=mnt/volume.img bs=1M count=1 seek=2 skip=2 conv=notrunc,fsync status=none
+echo 1 >mnt/.raidfuse/sync_speed_min # or the floor (1000) wins, as in md
 echo 200 >mnt/.raidfuse/sync_speed_max
 truncate -s 24M x0
 "$RAIDFUSE" replace mnt "$WORK/w0" "$WORK/x0" || fail "replace w0"

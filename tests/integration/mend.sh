@@ -295,6 +295,7 @@ PY
 [ "$(df --output=avail tfs | tail -n1 | tr -d ' ')" = 0 ] || fail "the tmpfs is not full: $(df tfs)"
 loopdev=$(losetup -f --show tfs/p0new) || fail "losetup"
 rf_mount p0 p1 mnt3
+echo 1 >mnt3/.raidfuse/sync_speed_min # or the floor (1000) wins, as in md
 echo 6 >mnt3/.raidfuse/sync_speed_max # one 64 KiB piece, then a 10 s nap
 "$RAIDFUSE" replace mnt3 p0 "$loopdev" || fail "replace p0 with $loopdev"
 newdev=$(dev_of mnt3 "$loopdev") || fail "replace: $loopdev has no devN directory"

@@ -241,8 +241,6 @@ static int show_sync_completed(struct raid_array *a, struct member *m, char *buf
 	                   p.total_sectors);
 }
 
-/* How the last check, repair or recover ended: done, interrupted, or the
- * error that stopped it. */
 /* md's sync_speed: KiB/s of the running sync (over its last few
  * seconds), "none" when idle. */
 static int show_sync_rate(struct raid_array *a, struct member *m, char *buf, size_t len)
@@ -255,6 +253,8 @@ static int show_sync_rate(struct raid_array *a, struct member *m, char *buf, siz
 	return show_printf(buf, len, "%" PRIu64 "\n", p.rate_kib);
 }
 
+/* How the last check, repair or recover ended: done, interrupted, or the
+ * error that stopped it. */
 static int show_sync_result(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
 	struct sync_progress p;

@@ -104,6 +104,16 @@ echo 1000000 >mnt/.raidfuse/sync_speed_max
 echo idle >mnt/.raidfuse/sync_action 2>/dev/null || true
 rf_umount mnt
 
+# spare_in_sync DEV WHAT: mnt's DEV is in sync within 30 s, or fail WHAT.
+spare_in_sync() {
+	local i
+	for i in $(seq 150); do
+		grep -q in_sync "mnt/.raidfuse/$1/state" && return 0
+		sleep 0.2
+	done
+	fail "$2: $(cat "mnt/.raidfuse/$1/state"); $(tail -n 5 <mnt/.raidfuse/log)"
+}
+
 # 3. A member fails while a check runs; a spare waits: it must be rebuilt
 # once the check stops, as when no check runs.
 "$R" create --level 5 --raid-devices 3 --chunk 64K --size 64M q0 q1 q2 >/dev/null ||
@@ -122,12 +132,7 @@ sleep 1
 grep -q check mnt/.raidfuse/sync_action || fail "no check running: $(cat mnt/.raidfuse/sync_action)"
 "$R" fail mnt q1 >/dev/null || fail "fail q1 during the check"
 echo 1000000 >mnt/.raidfuse/sync_speed_max
-for i in $(seq 150); do
-	grep -q in_sync "mnt/.raidfuse/$dev3/state" && break
-	sleep 0.2
-done
-grep -q in_sync "mnt/.raidfuse/$dev3/state" ||
-	fail "the spare was not rebuilt after the check stopped: $(cat "mnt/.raidfuse/$dev3/state"); $(tail -n 5 <mnt/.raidfuse/log)"
+spare_in_sync "$dev3" "the spare was not rebuilt after the check stopped"
 [ "$(sha256sum <mnt/volume.img)" = "$sha_q" ] || fail "volume changed across the rebuild"
 rf_umount mnt
 mism=$("$R" verify q0 q3 q2 | sed -n 's/^mismatch_cnt: *//p')
@@ -168,12 +173,7 @@ sleep 1
 echo idle >mnt/.raidfuse/sync_action ||
 	fail "r: idle refused while sync_action is $(cat mnt/.raidfuse/sync_action); log: $(tail -n 8 mnt/.raidfuse/log)"
 echo 1000000 >mnt/.raidfuse/sync_speed_max
-for i in $(seq 150); do
-	grep -q in_sync "mnt/.raidfuse/$dev4/state" && break
-	sleep 0.2
-done
-grep -q in_sync "mnt/.raidfuse/$dev4/state" ||
-	fail "the spare was not rebuilt after the check was stopped by hand: $(cat "mnt/.raidfuse/$dev4/state"); $(tail -n 5 <mnt/.raidfuse/log)"
+spare_in_sync "$dev4" "the spare was not rebuilt after the check was stopped by hand"
 rf_umount mnt
 
 # 4. raidfuse umount of a mount whose daemon was killed: detached, and

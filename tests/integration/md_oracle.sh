@@ -25,6 +25,31 @@
 #     with md's MD_FEATURE_REPLACEMENT): md takes both the member and its
 #     replacement, resumes the copy (sync_action recover), reads the same
 #     bytes and finds mismatch_cnt 0 afterwards.
+# Arrays taken through raidfuse's life-cycle operations, each written with
+# the full pattern first and then with more scattered writes
+# (write_pattern.py --more) between and after the steps, on a 256 KiB
+# bitmap chunk:
+#   * rebuilt: fail a member, remove it, add a blank file, write while the
+#     rebuild runs, wait for it, write more, unmount (raid5, raid6, raid10
+#     f2, raid1);
+#   * readded: after a clean remount (a clean bitmap), fail and remove a
+#     member, write, add the same file back (a rebuild of the bitmap's
+#     regions only), wait, unmount (raid5);
+#   * resynced: after an fsync of the model state and a clean remount,
+#     SIGKILL the daemon while a writer rewrites small pieces
+#     (write_pattern.py --storm); tear one row in a region the bitmap marks
+#     (flip a byte of P where nothing writes later); remount (a resync of
+#     the bitmap's regions), wait, write those pieces back from the model,
+#     unmount (raid5, raid6);
+#   * replaced: replace a member, write while it copies, wait, remove the
+#     old one, unmount (raid6).
+#   No writes follow a re-add or a resync: a full-row write would recompute
+#   parity and hide a region they missed.
+#   md must assemble them with every member given in its role, clean (no
+#   resync or recovery of its own, nothing kicked as non-fresh, no stale
+#   bitmap: the guest prints mdadm --examine and -X of every member, whose
+#   events must agree, with no recovery or replacement left in feature_map),
+#   read the model's bytes and find mismatch_cnt 0.
 #
 # Needs root (build.sh installs qemu with apt-get and downloads Debian
 # packages), /dev/fuse, python3 and the md-oracle folder. Where it cannot
@@ -84,12 +109,14 @@ t_built=$(now)
 log "oracle ready in $(secs "$t_start" "$t_built") s"
 
 # ---- the arrays ------------------------------------------------------------
-# name  level  members  chunk  layout  member-size(s)  mount-option  left-out-role
+# name  level  members  chunk  layout  member-size(s)  mount-option  case
 # One size: "raidfuse create --size"; a list: members pre-sized, unequal.
-# A left-out role makes a degraded case: raidfuse mounts it --run without
-# that member; R<role> a replacing case: that role's member is being
-# replaced when raidfuse stops. raid1 also gets a corrupted control copy
-# (raid1-control).
+# case: - (written whole); a role number makes a degraded case: raidfuse
+# mounts it --run without that member; R<role> a replacing case: that role's
+# member is being replaced when raidfuse stops. Life-cycle cases (see the
+# header): F<role> rebuilt (that role's member failed and rebuilt onto a
+# blank file), A<role> readded, K resynced (crash), X<role> replaced. raid1
+# (written whole) also gets a corrupted control copy (raid1-control).
 SPECS=(
 	"linear             linear 3 -   -                16M,24M,20M -           -"
 	"raid0-64k          0      3 64K -                16M         -           -"
@@ -107,6 +134,14 @@ SPECS=(
 	"raid5-ls-64k-deg   5      4 64K left-symmetric   16M         -           1"
 	"raid6-64k-deg      6      5 64K left-symmetric   16M         -           2"
 	"raid5-ls-64k-repl  5      4 64K left-symmetric   16M         -           R1"
+	"raid5-rebuilt      5      3 64K left-symmetric   8M          -           F1"
+	"raid6-rebuilt      6      4 64K left-symmetric   8M          -           F3"
+	"raid10-f2-rebuilt  10     3 64K f2               8M          -           F0"
+	"raid1-rebuilt      1      2 -   -                8M          -           F1"
+	"raid5-readded      5      3 64K left-symmetric   8M          -           A2"
+	"raid5-resynced     5      3 64K left-symmetric   8M          -           K"
+	"raid6-resynced     6      4 64K left-symmetric   8M          -           K"
+	"raid6-replaced     6      4 64K left-symmetric   8M          -           X2"
 )
 if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	sel=()
@@ -135,7 +170,7 @@ boot=0 used=0
 for s in "${SPECS[@]}"; do
 	read -r name level n _ _ _ _ miss <<<"$s"
 	need=$n
-	[ "$level" = 1 ] && need=$((n * 2))      # + the control copy
+	[ "$level" = 1 ] && [ "$miss" = - ] && need=$((n * 2))  # + the control copy
 	[[ $miss == R* ]] && need=$((n + 1))     # + the replacement
 	if [ $((used + need)) -gt $maxdisks ]; then boot=$((boot + 1)); used=0; fi
 	used=$((used + need))
@@ -147,10 +182,177 @@ NBOOTS=$((boot + 1))
 # Sets EXP/SIZE/... and appends the array's disks and guest entry to
 # BOOT_IMGS / BOOT_ENTRY. Returns 1 (after note_fail) if raidfuse failed.
 BOOT_IMGS=() BOOT_ENTRY='' OUT_MIB=1
+
+# ---- life-cycle cases (run from prepare; they see its locals) ---------------
+# rfc VERB ARG...: raidfuse VERB MOUNT ARG... on the array being prepared
+rfc() {
+	local verb=$1 o
+	shift
+	o=$("$RAIDFUSE" "$verb" "$mnt" "$@" 2>&1) ||
+		{ note_fail "$name: raidfuse $verb $*: $o"; return 1; }
+}
+# more TAG COUNT: COUNT scattered and COUNT read-modify-write writes into
+# volume.img and the model
+more() {
+	local o
+	o=$(python3 "$WRITER" --more "$2" "$vol" "$d/model" "$SEED-$name-$1" 2>&1) ||
+		{ note_fail "$name: writing more ($1) failed: $o"; return 1; }
+}
+# settled: raidfuse's own view once done: not degraded, idle, every role in
+# sync, no spare or member being rebuilt left
+settled() {
+	local o
+	o=$(python3 -c 'import json,sys
+s=json.load(open(sys.argv[1]))
+live=[m for m in s["members"] if m["state"] not in ("removed","faulty")]
+ok=(s["degraded"]==0 and s["sync_action"]=="idle" and len(live)==s["raid_disks"]
+    and all(m["state"]=="in_sync" for m in live))
+print(("" if ok else "NOT SETTLED: ")+"degraded=%d sync_action=%s members=%s" % (s["degraded"],
+      s["sync_action"], ",".join("%d:%s" % (m["role"], m["state"]) for m in s["members"])))
+sys.exit(0 if ok else 1)' "$mnt/.raidfuse/status.json" 2>&1) ||
+		{ note_fail "$name: after the $op case, raidfuse says $o"; return 1; }
+}
+# tear_parity LEVEL N CHUNK SEED MEMBER...: flip one byte of P (raid5/6,
+# left-symmetric) in a row of a region that the on-disk bitmap marks dirty
+# and that no storm piece of SEED touches; prints where
+tear_parity() {
+	python3 - "$TOP_SRCDIR/tests/oracle" "$@" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+from write_pattern import storm_pieces
+level, n, seed, members = int(sys.argv[2]), int(sys.argv[3]), sys.argv[5], sys.argv[6:]
+chunk = int(sys.argv[4].rstrip("K")) * 1024
+ndata = n - (2 if level == 6 else 1)
+with open(members[0], "rb") as f:
+    f.seek(4096)
+    sb = f.read(1024)
+    bm_off, = struct.unpack_from("<i", sb, 96)
+    data_off, = struct.unpack_from("<Q", sb, 128)
+    f.seek(4096 + bm_off * 512)
+    bsb = f.read(256)
+    bchunk, = struct.unpack_from("<I", bsb, 52)
+    sync_sectors, = struct.unpack_from("<Q", bsb, 40)
+    nbits = (sync_sectors * 512 + bchunk - 1) // bchunk
+    bits = f.read((nbits + 7) // 8)
+size = ndata * sync_sectors * 512
+pieces = storm_pieces(seed, size)
+dirty = [b for b in range(nbits) if bits[b // 8] >> (b % 8) & 1]
+for b in dirty:
+    for s in range(b * bchunk // chunk, (b + 1) * bchunk // chunk):
+        lo, hi = s * ndata * chunk, (s + 1) * ndata * chunk
+        if any(o < hi and o + l > lo for o, l in pieces):
+            continue
+        pd = n - 1 - s % n
+        off = data_off * 512 + s * chunk + 4321
+        with open(members[pd], "r+b") as f:
+            f.seek(off)
+            c = f.read(1)
+            f.seek(off)
+            f.write(bytes([c[0] ^ 0xa5]))
+        print("tore row %d (P on member %d) in region %d of the %d dirty ones: %s" %
+              (s, pd, b, len(dirty), " ".join(map(str, dirty))))
+        sys.exit(0)
+sys.exit("no dirty region with a row that no storm piece touches (dirty: %s)" % dirty)
+PY
+}
+# lifecycle: the case $op on role $oprole of the array mounted at $mnt (its
+# full pattern written and fsynced). Leaves it mounted with the model up to
+# date, and present[] the members it has now.
+lifecycle() {
+	local old=${members[oprole]:-} new=$d/r$oprole.img o wpid i pid
+	case $op in A | K)
+		# a clean stop first: the bitmap is clean again (the daemon
+		# clears bits only after 5 idle seconds), so that only what
+		# comes next marks regions to re-add or resync. For the crash,
+		# rows are written out at once (not 3 s later) so that member
+		# writes are in flight when the daemon dies.
+		local fl=()
+		[ "$op" != K ] || fl=(--flush-age-ms 10)
+		rfc umount || return 1
+		o=$("$RAIDFUSE" mount "${fl[@]}" "${members[@]}" "$mnt" 2>&1) ||
+			{ note_fail "$name: raidfuse mount (again) failed: $o"; return 1; }
+		;;
+	esac
+	case $op in
+	F)	# a blank member rebuilt in place of a failed, removed one;
+		# writes while the rebuild runs (slowed to ~2 s), then after it
+		rfc fail "$old" && rfc remove "$old" || return 1
+		truncate -s "$(stat -c %s "$old")" "$new"
+		echo 4000 >"$mnt/.raidfuse/sync_speed_max"
+		rfc add "$new" || return 1
+		more during 30 || return 1
+		echo system >"$mnt/.raidfuse/sync_speed_max"
+		rfc wait >/dev/null && more after 30 && settled || return 1
+		present[oprole]=$new
+		;;
+	A)	# the same member back after writes made while it was away
+		rfc fail "$old" && rfc remove "$old" && more away 8 || return 1
+		rfc add "$old" || return 1
+		o=$(grep -o "re-added .* only the [0-9]* regions the bitmap marks" "$mnt/.raidfuse/log") ||
+			{ note_fail "$name: the add was not a bitmap re-add: $(tail -n 3 "$mnt/.raidfuse/log")"; return 1; }
+		log "$name: ${o#* to }"
+		# no writes after it: a full-row write would recompute the
+		# parity and hide a region the re-add missed
+		rfc wait >/dev/null && settled || return 1
+		;;
+	K)	# SIGKILL while small pieces are being rewritten (the fsynced model
+		# state is on the members); the remount resyncs the bitmap's regions
+		python3 "$WRITER" --storm "$vol" "$SEED-$name" >"$d/storm.out" 2>&1 &
+		wpid=$!
+		for ((i = 0; i < 100; i++)); do
+			grep -q "storm started" "$d/storm.out" && break
+			sleep 0.1
+		done
+		sleep 0.5
+		pid=$(cat "$mnt/.raidfuse/pid")
+		kill -9 "$pid"
+		for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"
+		wait "$wpid"
+		grep -q "storm ended after [1-9]" "$d/storm.out" ||
+			{ note_fail "$name: the writer did not run until the kill: $(cat "$d/storm.out")"; return 1; }
+		# A SIGKILL loses no write already issued to a member file, so
+		# it hardly ever tears a row: tear one, as a power cut would. In
+		# a region the bitmap marks, in a row no storm piece (and so no
+		# write from here on) touches, flip a byte of P: only the resync
+		# can set it right, and md's check sees it if it did not.
+		tear_parity "$level" "$n" "$chunk" "$SEED-$name" "${members[@]}" >"$d/tear.out" 2>&1 ||
+			{ note_fail "$name: cannot tear a row: $(cat "$d/tear.out")"; return 1; }
+		o=$("$RAIDFUSE" mount "${members[@]}" "$mnt" 2>&1) ||
+			{ note_fail "$name: raidfuse mount after the kill failed: $o"; return 1; }
+		o=$(grep -o "not stopped cleanly: resyncing the [0-9]* of [0-9]* regions" "$mnt/.raidfuse/log") ||
+			{ note_fail "$name: no bitmap resync after the kill: $(tail -n 3 "$mnt/.raidfuse/log")"; return 1; }
+		[[ $o =~ the\ ([0-9]+)\ of\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] &&
+			[ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ] ||
+			{ note_fail "$name: the resync after the kill is not of some of the regions: $o"; return 1; }
+		log "$name: killed in $(tail -n 1 "$d/storm.out" | cut -d: -f1); remount: $o"
+		log "$name: $(tail -n 1 "$d/tear.out")"
+		rfc wait >/dev/null || return 1
+		o=$(python3 "$WRITER" --restore "$vol" "$d/model" "$SEED-$name" 2>&1) ||
+			{ note_fail "$name: writing the model back failed: $o"; return 1; }
+		settled || return 1
+		;;
+	X)	# a replace run to its end (writes while it copies, slowed to
+		# ~2 s), the old member removed
+		truncate -s "$(stat -c %s "$old")" "$new"
+		echo 4000 >"$mnt/.raidfuse/sync_speed_max"
+		rfc replace "$old" "$new" && more during 30 || return 1
+		echo system >"$mnt/.raidfuse/sync_speed_max"
+		rfc wait >/dev/null && rfc remove "$old" && settled || return 1
+		present[oprole]=$new
+		;;
+	esac
+	return 0
+}
+
 prepare() {
-	local name=$1 level=$2 n=$3 chunk=$4 layout=$5 sizes=$6 mopt=$7 miss=$8 repl=
+	local name=$1 level=$2 n=$3 chunk=$4 layout=$5 sizes=$6 mopt=$7 miss=$8 repl= op= oprole=
 	local d=$WORK/$name i sz=() members=() present=() cre=() mo=() ro=()
-	if [[ $miss == R* ]]; then repl=${miss#R} miss=-; fi
+	case $miss in
+	R*) repl=${miss#R} miss=- ;;
+	[FAX]*) op=${miss:0:1} oprole=${miss:1} miss=- ;;
+	K) op=K miss=- ;;
+	esac
 	local mnt=$d/mnt vol out sha_mnt sha_model sha_re t0
 	t0=$(now)
 	mkdir -p "$d"
@@ -159,6 +361,7 @@ prepare() {
 	cre=(create --level "$level" --raid-devices "$n" --name "$name")
 	[ "$chunk" = - ] || cre+=(--chunk "$chunk")
 	[ "$layout" = - ] || cre+=(--layout "$layout")
+	[ -z "$op" ] || cre+=(--bitmap-chunk 256K)   # regions small enough to re-add or resync
 	if [ ${#sz[@]} -gt 1 ]; then
 		for ((i = 0; i < n; i++)); do truncate -s "${sz[i]}" "${members[i]}"; done
 	else
@@ -185,6 +388,10 @@ prepare() {
 	SIZE[$name]=$(stat -c %s "$vol")
 	out=$(python3 "$WRITER" "$vol" "$d/model" "$SEED-$name" 2>&1) ||
 		{ note_fail "$name: writing volume.img failed: $out"; "$RAIDFUSE" umount "$mnt"; return 1; }
+	if [ -n "$op" ]; then
+		KIND[$name]=$(case $op in F) echo rebuilt ;; A) echo readded ;; K) echo resynced ;; X) echo replaced ;; esac)
+		lifecycle || { "$RAIDFUSE" umount "$mnt" >/dev/null 2>&1; return 1; }
+	fi
 	sha_mnt=$(sha256sum <"$vol" | cut -d' ' -f1)
 	sha_model=$(sha256sum <"$d/model" | cut -d' ' -f1)
 	rm -f "$d/model"
@@ -213,7 +420,7 @@ print(sum(m["written_bytes"] for m in json.load(open(sys.argv[1]))["members"] if
 		{ note_fail "$name: raidfuse mount --readonly failed: $out"; return 1; }
 	sha_re=$(sha256sum <"$vol" | cut -d' ' -f1)
 	"$RAIDFUSE" umount "$mnt" >/dev/null 2>&1 || { note_fail "$name: raidfuse umount (read-only) failed"; return 1; }
-	log "$name: raidfuse ${cre[*]:1}${mo[*]:+ / mount ${mo[*]}}: ${SIZE[$name]} bytes written, sha256 $sha_model ($(secs "$t0" "$(now)") s)"
+	log "$name: raidfuse ${cre[*]:1}${mo[*]:+ / mount ${mo[*]}}${op:+ / ${KIND[$name]}}: ${SIZE[$name]} bytes written, sha256 $sha_model ($(secs "$t0" "$(now)") s)"
 	[ "$sha_mnt" = "$sha_model" ] || note_fail "$name: raidfuse (mounted) reads $sha_mnt, written $sha_model"
 	[ "$sha_re" = "$sha_model" ] || note_fail "$name: raidfuse (re-mounted) reads $sha_re, written $sha_model"
 
@@ -232,7 +439,7 @@ print(sum(m["written_bytes"] for m in json.load(open(sys.argv[1]))["members"] if
 	OUT_MIB=$((OUT_MIB + copies * ((SIZE[$name] + 1048575) / 1048576)))
 	BOOT_ENTRY+="$name|${KIND[$name]}|${devs[*]}|$stale_dev;"
 
-	if [ "$level" = 1 ]; then
+	if [ "$level" = 1 ] && [ -z "$op" ]; then
 		# control: the same mirror with one byte flipped on member 1's data
 		local c=$d-control cn=$name-control off
 		mkdir -p "$c"
@@ -344,6 +551,41 @@ for name in "${NAMES[@]}"; do
 			[ "$nm" = $(($(wc -w <<<"${BOOT_DEVS[$name]}"))) ] ||
 				bad+=("md took members $(val "$name" members), given ${BOOT_DEVS[$name]}")
 			[ "$mm" = 0 ] || bad+=("mismatch_cnt=${mm:-none} after the replacement")
+			;;
+		rebuilt | readded | resynced | replaced)
+			[ "$sha" = "${EXP[$name]}" ] || bad+=("md sha256 $sha != written ${EXP[$name]}")
+			[ "$rs" = none ] || bad+=("superblocks not clean: md resync_start=$rs (md resyncs)")
+			[ "$(val "$name" initial_sync_action)" = idle ] ||
+				bad+=("md started its own $(val "$name" initial_sync_action)")
+			[ "$(val "$name" degraded)" = 0 ] || bad+=("md runs degraded=$(val "$name" degraded)")
+			nm=$(val "$name" members | tr ',' '\n' | grep -c .)
+			[ "$nm" = $(($(wc -w <<<"${BOOT_DEVS[$name]}"))) ] ||
+				bad+=("md took members $(val "$name" members), given ${BOOT_DEVS[$name]}")
+			[ "$(val "$name" own_sync)" = 0 ] ||
+				bad+=("md resynced, recovered or kicked on its own: $(val "$name" own_sync_msgs)")
+			# every role once; one event count (superblocks and bitmaps);
+			# no recovery_offset (0x2) or replacement (0x10) left
+			o=$(python3 -c 'import sys
+n, roles, ev, fm, rec, bev, bcl = sys.argv[1:]
+roles, ev, fm, rec, bev, bcl = (x.split(",") for x in (roles, ev, fm, rec, bev, bcl))
+bad = []
+if sorted(roles) != sorted(str(i) for i in range(int(n))):
+    bad.append("roles %s, expected 0..%d once each" % (",".join(roles), int(n) - 1))
+if len(set(ev)) != 1:
+    bad.append("superblock events differ: %s" % ",".join(ev))
+if any(int(f, 16) & 0x12 for f in fm):
+    bad.append("feature_map %s (recovery offset or replacement left)" % ",".join(fm))
+if any(r != "-" for r in rec):
+    bad.append("recovery offsets %s" % ",".join(rec))
+if set(bev) != set(ev):
+    bad.append("bitmap events %s != superblock events %s" % (",".join(bev), ",".join(ev)))
+if any(int(c) > int(e) for c, e in zip(bcl, bev)):
+    bad.append("bitmap events_cleared %s after its events %s" % (",".join(bcl), ",".join(bev)))
+print("; ".join(bad))' "$(wc -w <<<"${BOOT_DEVS[$name]}")" "$(val "$name" ex_roles)" \
+				"$(val "$name" ex_events)" "$(val "$name" ex_fmap)" "$(val "$name" ex_recovery)" \
+				"$(val "$name" bm_events)" "$(val "$name" bm_cleared)" 2>&1)
+			[ -z "$o" ] || bad+=("superblocks as mdadm reads them: $o")
+			[ "$mm" = 0 ] || bad+=("mismatch_cnt=${mm:-none}")
 			;;
 		degraded)
 			[ "$sha" = "${EXP[$name]}" ] || bad+=("md degraded sha256 $sha != written ${EXP[$name]}")

@@ -11,6 +11,14 @@
 #   KIND control   same as full (the host expects mismatch_cnt > 0 there)
 #   KIND replacing same as full; one DEV replaces another (md resumes the
 #                  copy, which md-wait waits for before the hash)
+#   KIND rebuilt, readded, resynced, replaced (life-cycle cases): as full,
+#                  with mdadm --examine and --examine-bitmap of every DEV
+#                  first (ex_roles, ex_events, ex_fmap, ex_recovery,
+#                  bm_events, bm_cleared, bm_dirty: one value per DEV, in
+#                  order, comma-separated), and own_sync: how many kernel
+#                  messages, from the assembly until md is idle, say that md
+#                  resynced, recovered, kicked a non-fresh member or found
+#                  the bitmap out of date (own_sync_msgs lists them)
 #   KIND degraded  the DEVs are the members that raidfuse wrote while it ran
 #                  degraded, STALE the member it left out (its image is as
 #                  "raidfuse create" wrote it). First a read-only assembly with
@@ -82,6 +90,37 @@ active_members() {
 
 up() { cut -d' ' -f1 /proc/uptime; }
 
+# examine_members: the superblock and bitmap fields of every DEV, as mdadm
+# reads them, before the assembly
+exf() { sed -n "s/^ *$1 : *//p" | head -n 1; }
+examine_members() {
+	roles= events= fmap= rec= bev= bcl= bdirty=
+	for d in $devs; do
+		ex=$(mdadm --examine "/dev/$d" 2>&1)
+		bx=$(mdadm --examine-bitmap "/dev/$d" 2>&1)
+		echo "+ mdadm --examine /dev/$d; mdadm -X /dev/$d"
+		echo "$ex" | grep -E 'Feature Map|Events|Device Role|Array State|Recovery Offset|State :|Dev Number'
+		echo "$bx" | grep -E 'Events|Bitmap :|State'
+		r=$(echo "$ex" | exf 'Device Role')
+		case $r in
+			"Active device "*) r=${r#Active device } ;;
+			"Replacement device "*) r=R${r#Replacement device } ;;
+			spare) r=S ;;
+			*) r=$(echo "$r" | tr -c 'A-Za-z0-9\n' _) ;;
+		esac
+		o=$(echo "$ex" | exf 'Recovery Offset' | cut -d' ' -f1)
+		roles=$roles${roles:+,}$r
+		events=$events${events:+,}$(echo "$ex" | exf Events)
+		fmap=$fmap${fmap:+,}$(echo "$ex" | exf 'Feature Map')
+		rec=$rec${rec:+,}${o:--}
+		bev=$bev${bev:+,}$(echo "$bx" | exf Events)
+		bcl=$bcl${bcl:+,}$(echo "$bx" | exf 'Events Cleared')
+		bdirty=$bdirty${bdirty:+,}$(echo "$bx" | sed -n 's/.*chunks), *\([0-9]*\) dirty.*/\1/p')
+	done
+	res "ex_roles=$roles ex_events=$events ex_fmap=$fmap ex_recovery=$rec"
+	res "bm_events=$bev bm_cleared=$bcl bm_dirty=$bdirty"
+}
+
 one_array() {
 	t0=$(up)
 	md=/dev/md$n
@@ -105,6 +144,8 @@ one_array() {
 		dmesg_new
 	fi
 
+	lifecycle=
+	case $kind in rebuilt|readded|resynced|replaced) lifecycle=1; examine_members; dmesg_new ;; esac
 	echo "+ mdadm --assemble --run $md$paths"
 	if ! mdadm --assemble --run "$md" $paths 2>&1; then
 		res "assemble=FAILED"
@@ -123,6 +164,12 @@ one_array() {
 	    "initial_sync_action=$(cat "$sys/sync_action" 2>/dev/null || echo n/a)" \
 	    "degraded=$(cat "$sys/degraded" 2>/dev/null || echo n/a)"
 	md-wait "$md"
+	if [ -n "$lifecycle" ]; then
+		own=$(dmesg | tail -n +$((dmesg_mark + 1)) |
+		      grep -E 'md: (resync|recovery|reshape) of RAID|non-fresh|out of date|forcing full|kicking' |
+		      sed 's/^\[[^]]*\] *//' | tr ' ' _ | tr '\n' '|')
+		res "own_sync=$(printf '%s' "$own" | tr '|' '\n' | grep -c .) own_sync_msgs=${own:-none}"
+	fi
 	mdadm --detail "$md" 2>&1 | grep -vE '^ *$'
 	res "array_size=$(blockdev --getsize64 "$md")"
 	t1=$(up)

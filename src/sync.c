@@ -266,6 +266,16 @@ next_recovery:
 		pthread_mutex_unlock(&s->lock);
 		if (cancel)
 			break;
+		/* A member failed: as md_error's MD_RECOVERY_INTR, a check or
+		 * repair stops (a scrub of a degraded array is refused at the
+		 * start too). Most rows would meet the missing role and stop
+		 * there, but under parity-first or parity-last a data role is
+		 * never parity: the scrub would run on to the end, comparing
+		 * parity with data rebuilt from it, while a spare waited. */
+		if (!recover && array_missing_count(a)) {
+			rc = -ENODEV;
+			break;
+		}
 		/* Given up (a write to it failed): no use copying on. */
 		if (recover && a->rebuilding[role] != s->recover_target) {
 			rc = -ENODEV;

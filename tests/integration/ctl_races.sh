@@ -176,6 +176,31 @@ echo 1000000 >mnt/.raidfuse/sync_speed_max
 spare_in_sync "$dev4" "the spare was not rebuilt after the check was stopped by hand"
 rf_umount mnt
 
+# 3c. The same under parity-first, where no row's parity is on a data
+# role: the check stops when the member fails (md's MD_RECOVERY_INTR), it
+# does not run on to the end, comparing parity with data rebuilt from it,
+# while the spare waits.
+"$R" create --level 5 --raid-devices 4 --layout parity-first --chunk 64K --size 32M \
+	pf0 pf1 pf2 pf3 >/dev/null || fail "create parity-first"
+truncate -s 32M pf4
+rf_mount pf0 pf1 pf2 pf3 mnt
+"$R" add mnt pf4 >/dev/null || fail "pf: add the spare"
+devpf=$(dev_of mnt pf4) || fail "no devN for pf4"
+echo 1 >mnt/.raidfuse/sync_speed_min
+echo 200 >mnt/.raidfuse/sync_speed_max
+"$R" check mnt >/dev/null || fail "pf: start the slow check"
+sleep 1
+"$R" fail mnt pf1 >/dev/null || fail "pf: fail pf1 during the check"
+for i in $(seq 50); do
+	grep -qx check mnt/.raidfuse/sync_action || break
+	sleep 0.2
+done
+grep -qx check mnt/.raidfuse/sync_action &&
+	fail "pf: the check runs on 10 s after a member failed: $(cat mnt/.raidfuse/sync_completed)"
+echo 1000000 >mnt/.raidfuse/sync_speed_max
+spare_in_sync "$devpf" "pf: the spare was not rebuilt after the check stopped"
+rf_umount mnt
+
 # 4. raidfuse umount of a mount whose daemon was killed: detached, and
 # said so with exit 1 (it exited 0, as after a clean stop).
 rf_mount q0 q3 q2 mnt

@@ -74,7 +74,7 @@ sleep 2.5 # a checkpoint of d's recovery_offset is written every 2 s
 dev=$(dev_of mnt "$WORK/d") || fail "d has no devN directory"
 case $(state mnt "$dev") in rebuilding*) ;; *) fail "d is not rebuilding: $(state mnt "$dev")" ;; esac
 if "$RAIDFUSE" remove mnt "$WORK/d" 2>err; then fail "a member being rebuilt was removed"; fi
-grep -q "being rebuilt; fail it first" err || fail "remove refusal unclear: $(cat err)"
+grep -q "being rebuilt or waiting for its rebuild; fail it first" err || fail "remove refusal unclear: $(cat err)"
 "$RAIDFUSE" fail mnt "$WORK/d" || fail "a member being rebuilt cannot be failed"
 [ "$(state mnt "$dev")" = faulty ] || fail "d after fail: $(state mnt "$dev")"
 "$RAIDFUSE" remove mnt "$WORK/d" || fail "remove d after fail"

@@ -572,10 +572,10 @@ static int extent_recover_extent(struct raid_array *a, uint64_t off,
 		return -EIO; /* member_to_volume and map disagree: a level bug */
 	uint64_t at = r->member_off;
 	if (at + len <= atomic_load(&a->rebuilt_bytes[r->role]))
-		return 0; /* rebuilt already (a resumed rebuild) */
+		return 1; /* rebuilt already (a resumed rebuild) */
 	if (!array_rebuild_needed(a, r->role, extent_sync_off(a, off, ext), len)) {
 		array_recovery_advance(a, r->role, r->target, at + len);
-		return 0;
+		return 1;
 	}
 	rc = extent_recover_read(a, ext, r, r->s->first, len, 0);
 	if (rc == -ENODATA)
@@ -621,13 +621,13 @@ int extent_io_recover_unit(struct raid_array *a, void *ctx, uint64_t unit, int r
 	if (!r.s)
 		return -ENOMEM;
 	if (r.member_off >= a->geo.dev_bytes)
-		return 0;
+		return 1;
 	size_t len = (size_t)(a->geo.dev_bytes - r.member_off < piece ? a->geo.dev_bytes - r.member_off
 	                                                               : piece);
 	if (!a->ops->member_to_volume(&a->geo, a->level_priv, role, r.member_off, &off)) {
 		/* No copy lives here: nothing to rebuild. */
 		array_recovery_advance(a, role, target, r.member_off + len);
-		return 0;
+		return 1;
 	}
 	uint64_t region = off / EXTENT_LOCK_REGION_BYTES;
 	struct raid_extent ext;

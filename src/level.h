@@ -123,7 +123,10 @@ struct raid_level_ops {
 	/* Recovery: rebuild role's part of a unit onto target (its member
 	 * bytes that are not rebuilt yet), then raise rebuilt_bytes[role].
 	 * Units run in member order, so rebuilt bytes only grow (md's
-	 * recovery_offset); recover_units counts them (NULL: scrub_units). */
+	 * recovery_offset); recover_units counts them (NULL: scrub_units).
+	 * 1: nothing needed copying (rebuilt before a restart, or clean in
+	 * the bitmap of a re-added member), not counted in the sync's rate,
+	 * as md does not count skipped sectors in its speed. */
 	int (*recover_unit)(struct raid_array *a, void *ctx, uint64_t unit, int role,
 	                    struct member *target);
 	uint64_t (*recover_units)(const struct raid_array *a);

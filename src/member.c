@@ -395,7 +395,9 @@ int member_other_md_super(struct member *m, const char **version)
 	} places[] = {
 		{ "1.1", 1, true, 0 },
 		{ "1.0", 1, sectors >= 24, (sectors - 16) & ~(uint64_t)7 },
-		{ "0.90", 0, sectors >= 256, (sectors & ~(uint64_t)127) - 128 },
+		/* mdadm's load_super0 refuses below 64 KiB (MD_RESERVED_SECTORS
+		 * * 512 bytes); from there the superblock may be at sector 0. */
+		{ "0.90", 0, sectors >= 128, (sectors & ~(uint64_t)127) - 128 },
 	};
 
 	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {

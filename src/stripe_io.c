@@ -207,14 +207,15 @@ int stripe_io_recover_unit(struct raid_array *a, void *ctx, uint64_t row, int ro
 	if (!r)
 		return -ENOMEM;
 	if (end <= atomic_load(&a->rebuilt_bytes[role]))
-		return 0; /* rebuilt before a restart */
+		return 1; /* rebuilt before a restart: nothing copied */
 	/* The bitmap is asked with the row held (and flushed): a flush
 	 * between the question and the skip would set the bit and leave the
 	 * returning member out, as not rebuilt yet. */
 	int rc = stripe_cache_hold(a, row, &held);
 	if (rc < 0)
 		return rc;
-	if (array_rebuild_needed(a, role, row * a->geo.chunk_bytes, a->geo.chunk_bytes)) {
+	bool needed = array_rebuild_needed(a, role, row * a->geo.chunk_bytes, a->geo.chunk_bytes);
+	if (needed) {
 		stripe_row_reset(r, a, row);
 		rc = stripe_row_load_all(a, r);
 		if (rc == 0)
@@ -225,7 +226,7 @@ int stripe_io_recover_unit(struct raid_array *a, void *ctx, uint64_t row, int ro
 	if (rc == 0)
 		array_recovery_advance(a, role, target, end);
 	stripe_cache_release(a, held);
-	return rc;
+	return rc == 0 && !needed ? 1 : rc;
 }
 
 void stripe_io_scrub_end(struct raid_array *a, void *ctx)

@@ -257,6 +257,11 @@ next_recovery:
 	} else
 		array_eventf(a, "RebuildStarted", NULL, "%s %s started", a->ops->name, action_name);
 	unsigned progress_reported = 0; /* RebuildNN events sent, in steps of 20% */
+	/* What was read and written: md's io_sectors, which leaves out what a
+	 * recovery skipped, so a bitmap re-add is not held to sync_speed_max
+	 * over the clean regions it does not copy. */
+	uint64_t prev_done = 0;
+	double io_kib = 0;
 
 	for (uint64_t unit = 0; unit < units && rc == 0; unit++) {
 		uint64_t mismatch = 0;
@@ -287,6 +292,9 @@ next_recovery:
 		else
 			rc = a->ops->scrub_unit(a, ctx, unit, repair, &mismatch);
 		double unit_seconds = now_seconds() - unit_start;
+		bool skipped = rc > 0;
+		if (rc > 0)
+			rc = 0;
 		if (rc < 0)
 			break;
 		/* md keeps recovery_offset current so a restart resumes. */
@@ -298,10 +306,12 @@ next_recovery:
 		 * few TiB with small units. */
 		uint64_t done =
 			(uint64_t)((unsigned __int128)(unit + 1) * s->p.total_sectors / units);
-		double kib = (double)done / 2.0;
-		sync_throttle(s, &rate, kib);
-		sync_give_way(a, s, &rate, kib, unit_seconds);
-		double rate_kib = sync_rate_current(&rate, now_seconds(), kib);
+		if (!skipped)
+			io_kib += (double)(done - prev_done) / 2.0;
+		prev_done = done;
+		sync_throttle(s, &rate, io_kib);
+		sync_give_way(a, s, &rate, io_kib, unit_seconds);
+		double rate_kib = sync_rate_current(&rate, now_seconds(), io_kib);
 		pthread_mutex_lock(&s->lock);
 		s->p.done_sectors = done;
 		s->p.mismatch_sectors += mismatch;
@@ -375,19 +385,23 @@ next_recovery:
 		to_recover = false;
 	s->p.last_result = rc;
 	s->p.interrupted = cancelled || rc < 0;
-	if (!to_recover)
+	enum sync_action ended = s->p.last_action;
+	uint64_t ended_mismatch = s->p.mismatch_sectors;
+	/* The rebuild takes over in this same hold of the lock: an idle
+	 * that comes after it is refused (EBUSY) as for any rebuild, rather
+	 * than seeing the check still running, stopping the rebuild as it
+	 * begins and kicking it again. */
+	if (to_recover)
+		sync_begin_locked(a, s, SYNC_RECOVER, role, waiting);
+	else
 		s->p.action = SYNC_IDLE;
 	pthread_mutex_unlock(&s->lock);
 	if (!recover)
 		array_eventf(a, "RebuildFinished", NULL, "%s %s: %s, mismatch_cnt %llu",
-		             a->ops->name,
-		           sync_action_name(s->p.last_action),
+		             a->ops->name, sync_action_name(ended),
 		           rc < 0 ? strerror(-rc) : cancelled ? "interrupted" : "done",
-		           (unsigned long long)s->p.mismatch_sectors);
+		           (unsigned long long)ended_mismatch);
 	if (to_recover) {
-		pthread_mutex_lock(&s->lock);
-		sync_begin_locked(a, s, SYNC_RECOVER, role, waiting);
-		pthread_mutex_unlock(&s->lock);
 		recover = true;
 		repair = false;
 		action_name = sync_action_name(SYNC_RECOVER);

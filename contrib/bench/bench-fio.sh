@@ -802,12 +802,18 @@ if [ $buffered = 1 ]; then
 			for j in "${bjobs[@]}"; do
 				job_rep=$round
 				run_job_once "$row" "$j" "$rf_mnt/volume.img" "$rf_pid" "$rf_mnt/.raidfuse/status" \
-					5 4 on "$rf_opts" 0 psync && keep_best "$row" "$j" || failed_jobs=$((failed_jobs + 1))
+					5 4 on "$rf_opts" 0 psync && keep_best "$row" "$j"
 			done
 			umount_array "$rf_mnt"
 		done
 	done
 	job_list=("${bjobs[@]}"); seq_qd=1
+	# As run_job: a job fails when no round of it succeeded (ERR).
+	for row in "${rows[@]}"; do
+		for j in "${bjobs[@]}"; do
+			[ -n "${R[$row|$j]:-}" ] || { R[$row|$j]=ERR; CPU[$row|$j]=ERR; failed_jobs=$((failed_jobs + 1)); }
+		done
+	done
 	{
 		echo "# raidfuse buffered I/O: kernel page cache vs --direct-io ($start_date)"
 		echo

@@ -97,6 +97,12 @@ static uint32_t get_le32(const uint8_t *p)
 	       ((uint32_t)p[3] << 24);
 }
 
+static uint32_t get_be32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) |
+	       (uint32_t)p[3];
+}
+
 static uint64_t get_le64(const uint8_t *p)
 {
 	return (uint64_t)get_le32(p) | ((uint64_t)get_le32(p + 4) << 32);
@@ -143,6 +149,13 @@ static void put_fixed_string(uint8_t *dst, const char *src, size_t len)
 
 	memcpy(dst, src, n);
 	memset(dst + n, 0, len - n);
+}
+
+bool md_super_head_is(const uint8_t raw[8], uint32_t major)
+{
+	if (get_le32(raw) == MD_SB_MAGIC && get_le32(raw + 4) == major)
+		return true;
+	return major == 0 && get_be32(raw) == MD_SB_MAGIC && get_be32(raw + 4) == 0;
 }
 
 size_t md_super_bytes(uint32_t max_dev)

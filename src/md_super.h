@@ -88,6 +88,11 @@ struct md_super {
 	uint16_t dev_roles[MD_SB_MAX_DEV];
 };
 
+/* Whether raw opens an md superblock of major version major (0 for
+ * metadata 0.90, 1 for 1.x): md's magic, then the version. Little-endian;
+ * 0.90 may also be big-endian, written in the byte order of its host. */
+bool md_super_head_is(const uint8_t raw[8], uint32_t major);
+
 /* Bytes md checksums and writes for this superblock: 256 + 2 * max_dev. */
 size_t md_super_bytes(uint32_t max_dev);
 

@@ -370,16 +370,6 @@ int member_sync(struct member *m)
 	return m->badblocks ? member_badblocks_sync(m, member_sync_data) : member_sync_data(m);
 }
 
-static uint32_t le32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint32_t be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
-}
-
 /* An md superblock of another metadata version than 1.2, where mdadm
  * looks for it: 1.1 at the start, 1.0 and 0.90 near the end (mdadm's
  * super1.c and super0.c). raidfuse reads only 1.2, but such a member is
@@ -405,11 +395,7 @@ int member_other_md_super(struct member *m, const char **version)
 		if (!places[i].fits ||
 		    member_pread_abs(m, head, sizeof(head), places[i].sector * 512u) < 0)
 			continue;
-		uint32_t magic_le = le32_at(head), major_le = le32_at(head + 4);
-		/* 0.90 is written in the byte order of the host that made it. */
-		uint32_t magic_be = be32_at(head), major_be = be32_at(head + 4);
-		if ((magic_le == MD_SB_MAGIC && major_le == places[i].major) ||
-		    (places[i].major == 0 && magic_be == MD_SB_MAGIC && major_be == 0)) {
+		if (md_super_head_is(head, places[i].major)) {
 			if (version)
 				*version = places[i].version;
 			return 1;

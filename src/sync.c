@@ -94,7 +94,6 @@ struct sync_rate {
 	double mark_seconds[SYNC_MARKS];
 	double mark_kib[SYNC_MARKS];
 	unsigned oldest;             /* the mark overwritten next */
-	double last_mark_seconds;
 	uint64_t user_bytes_seen;    /* a->user_bytes when last looked at */
 };
 
@@ -105,18 +104,17 @@ static void sync_rate_reset(struct raid_array *a, struct sync_rate *r, double no
 		r->mark_kib[i] = 0;
 	}
 	r->oldest = 0;
-	r->last_mark_seconds = now;
 	r->user_bytes_seen = atomic_load_explicit(&a->user_bytes, memory_order_relaxed);
 }
 
 static void sync_rate_mark(struct sync_rate *r, double now, double done_kib)
 {
-	if (now - r->last_mark_seconds < SYNC_MARK_STEP_S)
+	unsigned newest = (r->oldest + SYNC_MARKS - 1) % SYNC_MARKS;
+	if (now - r->mark_seconds[newest] < SYNC_MARK_STEP_S)
 		return;
 	r->mark_seconds[r->oldest] = now;
 	r->mark_kib[r->oldest] = done_kib;
 	r->oldest = (r->oldest + 1) % SYNC_MARKS;
-	r->last_mark_seconds = now;
 }
 
 /* KiB/s since the oldest mark; over at least a second, so the first
@@ -125,47 +123,6 @@ static double sync_rate_current(const struct sync_rate *r, double now, double do
 {
 	double span = now - r->mark_seconds[r->oldest];
 	return (done_kib - r->mark_kib[r->oldest]) / (span > 1.0 ? span : 1.0);
-}
-
-/* Sleep until the rate since the oldest mark is back at sync_speed_max,
- * in short naps so that idle, an unmount or a raised limit is not kept
- * waiting: one unit at 1 KiB/s would otherwise sleep for minutes. Over
- * the marks, not since the start: a sync that gave way to users for an
- * hour must not then run unlimited until its average catches up. */
-static void sync_throttle(struct array_sync *s, struct sync_rate *r, double done_kib)
-{
-	const double nap_max = 0.1;
-
-	for (;;) {
-		pthread_mutex_lock(&s->lock);
-		bool cancel = s->cancel;
-		unsigned max_kib = s->p.speed_max_kib;
-		/* md_do_sync looks at speed_max only above speed_min: a floor
-		 * set above the ceiling wins. */
-		if (max_kib < s->p.speed_min_kib)
-			max_kib = s->p.speed_min_kib;
-		pthread_mutex_unlock(&s->lock);
-		if (cancel || max_kib == 0)
-			return;
-		/* No new mark while asleep here: a unit larger than five
-		 * seconds at the limit would get through every five seconds. */
-		double now = now_seconds();
-		double left = r->mark_seconds[r->oldest] +
-		              (done_kib - r->mark_kib[r->oldest]) / max_kib - now;
-		if (left <= 0)
-			return;
-		double nap = left < nap_max ? left : nap_max;
-		struct timespec ts = { 0, (long)(nap * 1e9) };
-		nanosleep(&ts, NULL);
-	}
-}
-
-static bool sync_array_in_use(struct raid_array *a, struct sync_rate *r)
-{
-	uint64_t bytes = atomic_load_explicit(&a->user_bytes, memory_order_relaxed);
-	uint64_t moved = bytes - r->user_bytes_seen;
-	r->user_bytes_seen = bytes;
-	return moved > SYNC_USER_BUSY_BYTES;
 }
 
 /* Sleep for seconds, in short naps so that idle or an unmount is not kept
@@ -186,6 +143,44 @@ static void sync_nap(struct array_sync *s, double seconds)
 		struct timespec ts = { 0, (long)(nap * 1e9) };
 		nanosleep(&ts, NULL);
 	}
+}
+
+/* Sleep until the rate since the oldest mark is back at sync_speed_max,
+ * in short naps so that idle, an unmount or a raised limit is not kept
+ * waiting: one unit at 1 KiB/s would otherwise sleep for minutes. Over
+ * the marks, not since the start: a sync that gave way to users for an
+ * hour must not then run unlimited until its average catches up. */
+static void sync_throttle(struct array_sync *s, struct sync_rate *r, double done_kib)
+{
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		bool cancel = s->cancel;
+		unsigned max_kib = s->p.speed_max_kib;
+		/* md_do_sync looks at speed_max only above speed_min: a floor
+		 * set above the ceiling wins. */
+		if (max_kib < s->p.speed_min_kib)
+			max_kib = s->p.speed_min_kib;
+		pthread_mutex_unlock(&s->lock);
+		if (cancel || max_kib == 0)
+			return;
+		/* No new mark while asleep here: a unit larger than five
+		 * seconds at the limit would get through every five seconds. */
+		double now = now_seconds();
+		double left = r->mark_seconds[r->oldest] +
+		              (done_kib - r->mark_kib[r->oldest]) / max_kib - now;
+		if (left <= 0)
+			return;
+		/* A tenth of a second at a time: the limit may be raised. */
+		sync_nap(s, left < 0.1 ? left : 0.1);
+	}
+}
+
+static bool sync_array_in_use(struct raid_array *a, struct sync_rate *r)
+{
+	uint64_t bytes = atomic_load_explicit(&a->user_bytes, memory_order_relaxed);
+	uint64_t moved = bytes - r->user_bytes_seen;
+	r->user_bytes_seen = bytes;
+	return moved > SYNC_USER_BUSY_BYTES;
 }
 
 /* Give way to users as md does since Linux 4.1: above sync_speed_min, a

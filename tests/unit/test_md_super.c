@@ -1011,3 +1011,23 @@ Test(md_names, other_level_layouts)
 	cr_expect_str_eq(md_layout_name(7, 0, out, sizeof(out)), "-unknown-");
 	expect_bad(7, "0");
 }
+
+/* Where create and add look for metadata 1.0, 1.1 and 0.90: md's magic
+ * (0xa92b4efc) and major version, little-endian; 0.90 in either order. */
+Test(md_super_head, other_versions)
+{
+	const uint8_t le_v1[8] = { 0xfc, 0x4e, 0x2b, 0xa9, 1, 0, 0, 0 };
+	const uint8_t le_v0[8] = { 0xfc, 0x4e, 0x2b, 0xa9, 0, 0, 0, 0 };
+	const uint8_t be_v0[8] = { 0xa9, 0x2b, 0x4e, 0xfc, 0, 0, 0, 0 };
+	const uint8_t be_v1[8] = { 0xa9, 0x2b, 0x4e, 0xfc, 0, 0, 0, 1 };
+	const uint8_t blank[8] = { 0 };
+
+	cr_expect(md_super_head_is(le_v1, 1));
+	cr_expect(!md_super_head_is(le_v1, 0));
+	cr_expect(md_super_head_is(le_v0, 0));
+	cr_expect(!md_super_head_is(le_v0, 1));
+	cr_expect(md_super_head_is(be_v0, 0), "0.90 written big-endian");
+	cr_expect(!md_super_head_is(be_v1, 1), "1.x is little-endian only");
+	cr_expect(!md_super_head_is(blank, 0));
+	cr_expect(!md_super_head_is(blank, 1));
+}

@@ -256,6 +256,14 @@ bool array_can_spare(struct raid_array *a, int role, const int *also, int nr_als
 	return a->ops->can_run(&a->geo, missing);
 }
 
+bool array_has_redundancy(struct raid_array *a)
+{
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		if (a->slot[role] && array_can_spare(a, role, NULL, 0))
+			return true;
+	return false;
+}
+
 int array_missing_count(const struct raid_array *a)
 {
 	int missing = 0;
@@ -1505,7 +1513,7 @@ int array_check(struct raid_array *a, uint64_t *mismatch_sectors)
 	*mismatch_sectors = 0;
 	if (!a->ops->check)
 		return -EOPNOTSUPP;
-	if (array_missing_count(a))
+	if (!array_has_redundancy(a))
 		return -ENODEV;
 	/* Dirty rows in the cache are newer than the members; write them
 	 * first so the members are compared in a settled state. */

@@ -261,12 +261,19 @@ void array_note_write_error(struct raid_array *a, int err);
 
 /* Check redundancy against data over the whole array, reading the members
  * (md's "check"): *mismatch_sectors as md's mismatch_cnt. -EOPNOTSUPP for
- * levels without redundancy, -ENODEV when a member is missing. */
+ * levels without redundancy, -ENODEV when the members missing leave none
+ * (a degraded array is checked over the redundancy it has left). */
 int array_check(struct raid_array *a, uint64_t *mismatch_sectors);
 
 /* Whether the array could still serve data without role (and the roles
  * already missing), e.g. to rebuild it after a read error. */
 bool array_can_spare(struct raid_array *a, int role, const int *also, int nr_also);
+
+/* Whether some row still has redundancy to compare: a serving member
+ * could be lost too (RAID6 with one role missing, RAID10 with a whole
+ * pair left, RAID1 with two copies). md runs check and repair on a
+ * degraded array while this holds, over what is left. */
+bool array_has_redundancy(struct raid_array *a);
 
 /* Count of roles without a serving member. */
 int array_missing_count(const struct raid_array *a);

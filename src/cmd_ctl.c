@@ -291,7 +291,8 @@ static int ctl_sync_verb(const char *verb, int argc, char **argv)
 	if (rc < 0) {
 		cli_error(verb, "%s: %s", argv[1],
 		          rc == -EBUSY ? "another check or repair is running" :
-		          rc == -ENODEV ? "the array is degraded: nothing to compare against" :
+		          rc == -ENODEV ? "the array is degraded with no redundancy left: nothing "
+		                          "to compare against" :
 		          rc == -EOPNOTSUPP ? "this level has no redundancy to check" :
 		                               strerror(-rc));
 		return CLI_EXIT_ERROR;

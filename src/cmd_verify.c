@@ -1,6 +1,7 @@
 /* cmd_verify.c - `raidfuse verify MEMBER...`: assemble an unmounted array
  * read-only and compare every row's parity (or every mirror copy) with its
- * data, as md's "check" does; report mismatch_cnt. Nothing is written. */
+ * data, as md's "check" does; report mismatch_cnt. Nothing is written. A
+ * degraded array is compared over the redundancy it has left. */
 #include "config.h"
 
 #include <errno.h>
@@ -60,8 +61,8 @@ int cmd_verify(int argc, char **argv)
 	const char *level = a->ops->name;
 	array_stop(a);
 	if (rc == -ENODEV && missing[0]) {
-		cli_error("verify", "the array is degraded (missing role(s) %s): parity and "
-		          "copies can only be checked with every member", missing);
+		cli_error("verify", "the array is degraded (missing role(s) %s) with no redundancy "
+		          "left: nothing to compare against", missing);
 		return CLI_EXIT_ERROR;
 	}
 	if (rc == -EOPNOTSUPP) {
@@ -72,6 +73,10 @@ int cmd_verify(int argc, char **argv)
 		cli_error("verify", "check failed: %s", strerror(-rc));
 		return CLI_EXIT_ERROR;
 	}
+	/* As md's check of a degraded array: what is left was compared. */
+	if (missing[0])
+		fprintf(stderr, "raidfuse verify: the array is degraded (missing role(s) %s): "
+		        "compared the redundancy it has left\n", missing);
 	printf("mismatch_cnt: %" PRIu64 "\n", mismatch_sectors);
 	return mismatch_sectors ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }

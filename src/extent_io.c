@@ -389,15 +389,19 @@ int extent_io_check(struct raid_array *a, uint64_t *mismatch_sectors)
 		size_t len = ext.len_bytes < step ? (size_t)ext.len_bytes : step;
 		if (len > a->geo.array_bytes - off)
 			len = (size_t)(a->geo.array_bytes - off);
+		/* Copies on missing members are passed over: a degraded
+		 * array is compared over what it has left. */
+		bool have_first = false;
 		for (int c = 0; c < ext.nr_copies && rc == 0; c++) {
 			struct member *m = a->slot[ext.copies[c].role];
-			if (!m) {
-				rc = -ENODEV;
-				break;
-			}
-			rc = member_read(m, c ? other : first, len, ext.copies[c].member_off_bytes);
-			if (rc < 0 || c == 0)
+			if (!m)
 				continue;
+			rc = member_read(m, have_first ? other : first, len,
+			                 ext.copies[c].member_off_bytes);
+			if (rc < 0 || !have_first) {
+				have_first = true;
+				continue;
+			}
 			for (size_t at = 0; at < len; at += page) {
 				size_t n = len - at < page ? len - at : page;
 				if (memcmp(first + at, other + at, n) != 0)
@@ -653,8 +657,9 @@ struct extent_compare {
  * counting mismatched sectors per 4 KiB page as md does; repair writes
  * that copy over each copy that differs. A copy that cannot be read (an
  * I/O error, a sector in md's bad block log) is mended from it, in check
- * too, as md's sync does. A missing copy is -ENODEV: scrubs are refused on
- * degraded arrays, so its member failed during this one. */
+ * too, as md's sync does. Copies on missing members are passed over, as
+ * md's raid1/raid10 sync does: a degraded array is compared over the
+ * copies it has left (an extent with one copy has nothing to compare). */
 static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct raid_extent *ext,
                                size_t len, void *arg);
 
@@ -696,7 +701,7 @@ static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct 
 	for (int c = 0; c < ext->nr_copies && ref < 0; c++) {
 		struct member *m = a->slot[ext->copies[c].role];
 		if (!m)
-			return -ENODEV;
+			continue;
 		rc = member_read(m, s->first, len, ext->copies[c].member_off_bytes);
 		logged |= rc == -ENODATA;
 		if (rc == 0)
@@ -712,10 +717,8 @@ static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct 
 		struct member *m = a->slot[ext->copies[c].role];
 		uint64_t at = ext->copies[c].member_off_bytes;
 		bool differs = false;
-		if (c == ref)
+		if (c == ref || !m)
 			continue;
-		if (!m)
-			return -ENODEV;
 		rc = member_read(m, s->other, len, at);
 		if (rc == -EIO || rc == -ENODATA) {
 			extent_fix_read_error(a, ext->copies[c].role, m, s->first, len, at,

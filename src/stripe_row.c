@@ -1041,16 +1041,25 @@ int stripe_row_sync_columns(struct raid_array *a, struct stripe_row *r,
 		bool write = mode == STRIPE_SYNC_REWRITE;
 		if (!write) {
 			struct band_io io = { .nr = 0 };
-			for (int s = nr_data; s < v.nr_slots; s++)
+			int present_mask = 0; /* parity of a degraded RAID6: what is left */
+			for (int s = nr_data; s < v.nr_slots; s++) {
+				if (!role_present(a, v.role[s]))
+					continue;
+				present_mask |= 1 << (s - nr_data);
 				band_io_add(&io, a, r, v.role[s], stored + (size_t)(s - nr_data) * COLUMN,
 				            c, c + 1, false);
+			}
 			rc = band_io_run(&io, a);
+			bool differs = false;
+			for (int p = 0; p < nr_parity && rc == 0; p++)
+				differs |= (present_mask & 1 << p) &&
+				           memcmp(v.by_slot[nr_data + p], stored + (size_t)p * COLUMN,
+				                  COLUMN) != 0;
 			if (rc == -EAGAIN || rc == -ENODATA) {
 				write = !a->read_only; /* unreadable parity: written anew */
 			} else if (rc < 0) {
 				return rc;
-			} else if (memcmp(v.by_slot[nr_data], stored, (size_t)COLUMN * (size_t)nr_parity) !=
-			           0) {
+			} else if (differs) {
 				(*bad_columns)++;
 				write = mode == STRIPE_SYNC_REPAIR;
 			}
@@ -1136,9 +1145,14 @@ int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_c
 	if (!scratch)
 		return -ENOMEM;
 	band_vec_roles(&v, r, nr_parity);
+	/* A degraded RAID6 compares the parity it has: P when Q is missing,
+	 * Q otherwise (a missing data chunk was rebuilt from P, which then
+	 * agrees by construction), as md's handle_parity_checks6. */
+	int present_mask = 0;
 	for (int s = nr_data; s < v.nr_slots; s++) {
 		if (!role_present(a, v.role[s]))
-			return -ENODEV;
+			continue;
+		present_mask |= 1 << (s - nr_data);
 		band_io_add(&io, a, r, v.role[s], scratch + (size_t)(s - nr_data) * len, 0,
 		            r->nr_columns, false);
 	}
@@ -1154,7 +1168,8 @@ int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_c
 		size_t at = (size_t)c * COLUMN;
 		int bad_mask = 0;
 		for (int p = 0; p < nr_parity; p++)
-			if (memcmp(scratch + (size_t)p * len + at,
+			if ((present_mask & 1 << p) &&
+			    memcmp(scratch + (size_t)p * len + at,
 			           scratch + (size_t)(nr_parity + p) * len + at, COLUMN) != 0)
 				bad_mask |= 1 << p;
 		if (!bad_mask)

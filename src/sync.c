@@ -240,6 +240,9 @@ static void *sync_main(void *arg)
 	int role = s->recover_role;
 	void *ctx = a->ops->scrub_begin ? a->ops->scrub_begin(a) : NULL;
 	double start = now_seconds(), last_checkpoint = start;
+	/* A check of a degraded array runs over what is left; only a
+	 * member failing after it began stops it. */
+	int missing_at_start = array_missing_count(a);
 	struct sync_rate rate;
 	int rc = 0;
 
@@ -267,12 +270,11 @@ next_recovery:
 		if (cancel)
 			break;
 		/* A member failed: as md_error's MD_RECOVERY_INTR, a check or
-		 * repair stops (a scrub of a degraded array is refused at the
-		 * start too). Most rows would meet the missing role and stop
-		 * there, but under parity-first or parity-last a data role is
-		 * never parity: the scrub would run on to the end, comparing
-		 * parity with data rebuilt from it, while a spare waited. */
-		if (!recover && array_missing_count(a)) {
+		 * repair stops, and a spare waiting for the role begins its
+		 * rebuild. A scrub that went on would compare less and less
+		 * (parity with data rebuilt from it) while the spare waited. */
+		if (!recover && (array_missing_count(a) > missing_at_start ||
+		                 !array_has_redundancy(a))) {
 			rc = -ENODEV;
 			break;
 		}
@@ -457,7 +459,10 @@ int array_sync_request(struct raid_array *a, enum sync_action action)
 	}
 	if (!a->ops->scrub_unit)
 		return -EOPNOTSUPP;
-	if (array_missing_count(a))
+	/* As md: a degraded array is checked over the redundancy it has
+	 * left (RAID6 less one, a RAID10's whole pairs); with none left
+	 * there is nothing to compare. */
+	if (!array_has_redundancy(a))
 		return -ENODEV;
 	if (action == SYNC_REPAIR && a->read_only)
 		return -EROFS;

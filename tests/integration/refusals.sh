@@ -100,7 +100,7 @@ rf_mount "$A/a0.img" "$A/a1.img" "$A/a2.img" "$MNT"
 rf_umount "$MNT"
 ok "control: array a mounts with its three members"
 
-EXPECT=("degraded" "role(s) 2" "every member")
+EXPECT=("degraded" "role(s) 2" "no redundancy left")
 refuse "verify with a member missing" \
 	"$RAIDFUSE" verify "$A/a0.img" "$A/a1.img"
 

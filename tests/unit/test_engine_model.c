@@ -659,6 +659,36 @@ static void leave_out_checks(int max_out)
 	cr_assert_gt(read_checks, 0, "%s: no degraded read checks ran", g.ctx);
 }
 
+/* md's check of the degraded array, over the redundancy it has left:
+ * the degraded writes must have kept every remaining parity and copy in
+ * step (mismatch 0). With none left (no role could be lost too) it is
+ * refused. */
+static void degraded_check(unsigned leave_out, const char *what)
+{
+	bool missing[RAID_MAX_MEMBERS] = { false };
+	bool redundancy_left = false;
+
+	for (int r = 0; r < g.c->disks; r++)
+		missing[r] = (leave_out >> r) & 1;
+	for (int r = 0; r < g.c->disks && !redundancy_left; r++) {
+		if (missing[r])
+			continue;
+		missing[r] = true;
+		redundancy_left = g.arr->ops->can_run(&g.arr->geo, missing);
+		missing[r] = false;
+	}
+	uint64_t mismatch_sectors = 1;
+	int rc = array_check(g.arr, &mismatch_sectors);
+	if (!redundancy_left) {
+		cr_assert_eq(rc, -ENODEV, "%s: %s: check with no redundancy left: rc %d", g.ctx, what,
+		             rc);
+		return;
+	}
+	cr_assert_eq(rc, 0, "%s: %s: check over the redundancy left: rc %d", g.ctx, what, rc);
+	cr_assert_eq(mismatch_sectors, 0, "%s: %s: check over the redundancy left: %" PRIu64
+	             " sectors mismatch", g.ctx, what, mismatch_sectors);
+}
+
 /* Write with leave_out missing, then read it back degraded, then offer
  * every member again: the ones left out are stale and must stay out. */
 static void degraded_write_phase(unsigned leave_out, const char *phase)
@@ -677,6 +707,7 @@ static void degraded_write_phase(unsigned leave_out, const char *phase)
 	         missing);
 	open_array(leave_out, true, what);
 	verify_volume(what);
+	degraded_check(leave_out, what);
 	close_array(what);
 
 	/* All members offered: the stale ones are recorded faulty. */

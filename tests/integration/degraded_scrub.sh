@@ -1,0 +1,154 @@
+#!/bin/bash
+# degraded_scrub.sh - check, repair and verify of degraded arrays, as md
+# runs them: over the redundancy that is left.
+#  1. RAID6 x5 with role 1 missing, a 4 KiB column garbled on role 3 in
+#     ten rows (left-symmetric rotates P and Q, so the missing and the
+#     garbled role are data, P or Q in turn): offline verify and a mounted
+#     check each find exactly those ten columns (80 sectors), whichever
+#     parity is left to compare; repair rewrites the parity and what the
+#     volume reads stays the same; the next check finds 0.
+#  2. RAID10 n2 x4 with role 3 missing: garbled columns on role 0 (its
+#     pair, role 1, is there) are found, those on role 2 (whose pair is
+#     missing) have nothing to compare against and are not; repair copies
+#     the first copy over the other, as md; the next check finds 0.
+#  3. No redundancy left: RAID6 less two, RAID5 less one, RAID1 x2 less
+#     one: check (control file ENODEV, the CLI's message) and verify are
+#     refused, saying why.
+#  4. A member failing during the check of a degraded RAID6 stops it (md's
+#     MD_RECOVERY_INTR): the array has no redundancy left.
+# Why: check and repair used to be refused on any degraded array, leaving
+# a RAID6 that lost one disk unscrubbed until its replacement came, the
+# time when a latent error on a second disk matters most.
+. "$(dirname "$0")/lib.sh"
+require_fuse
+require_cmd python3
+
+cd "$WORK"
+R=$RAIDFUSE
+MNT=$WORK/mnt
+mkdir -p "$MNT"
+track_mount "$MNT"
+
+# data_off MEMBER: byte offset of the member's data area.
+data_off() {
+	local s
+	s=$("$R" examine "$1" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p' | head -n1)
+	[ -n "$s" ] || fail "no Data Offset in raidfuse examine $1"
+	echo $((s * 512))
+}
+# garble MEMBER OFFSET: 4 KiB of random bytes at OFFSET of the data area.
+garble() {
+	local at=$(($(data_off "$1") + $2))
+	head -c 4096 /dev/urandom | dd of="$1" bs=4096 oflag=seek_bytes seek="$at" \
+		conv=notrunc status=none || fail "garble $1 at $2"
+}
+# fill_volume: the whole volume with random bytes, so no column is zeros.
+fill_volume() {
+	local bytes
+	bytes=$(stat -c %s "$MNT/volume.img")
+	head -c "$bytes" /dev/urandom | dd of="$MNT/volume.img" bs=1M iflag=fullblock \
+		conv=notrunc,fsync status=none || fail "fill volume.img"
+}
+# scrub ACTION: run it to the end; print mismatch_cnt.
+scrub() {
+	"$R" "$1" "$MNT" >/dev/null 2>scrub.err || fail "raidfuse $1: $(cat scrub.err)"
+	"$R" wait "$MNT" >/dev/null || fail "raidfuse wait after $1"
+	grep -q "$1: done" "$MNT/.raidfuse/log" ||
+		fail "$1 did not end done: $(tail -n 4 "$MNT/.raidfuse/log")"
+	cat "$MNT/.raidfuse/mismatch_cnt"
+}
+# refused LABEL: check of the mounted array refused for want of redundancy.
+refused() {
+	if echo check >"$MNT/.raidfuse/sync_action" 2>ctl.err; then
+		fail "$1: sync_action check accepted with no redundancy left"
+	fi
+	grep -q "No such device" ctl.err || fail "$1: sync_action check: $(cat ctl.err)"
+	"$R" check "$MNT" 2>cli.err && fail "$1: raidfuse check exited 0"
+	grep -q "no redundancy left" cli.err || fail "$1: raidfuse check says: $(cat cli.err)"
+}
+
+# ---- 1. RAID6 less one ----------------------------------------------------
+"$R" create -l 6 -n 5 -c 64K -z 16M s0 s1 s2 s3 s4 >/dev/null || fail "create raid6"
+mnt_ok "raid6" s0 s1 s2 s3 s4
+fill_volume
+umnt
+for row in $(seq 0 9); do
+	garble s3 $((row * 65536 + 8192))
+done
+"$R" verify s0 s2 s3 s4 >verify.out 2>&1 && fail "raid6: verify of a garbled array exited 0"
+grep -qx "mismatch_cnt: 80" verify.out || fail "raid6 less role 1: verify: $(cat verify.out)"
+grep -q "degraded (missing role(s) 1): compared the redundancy" verify.out ||
+	fail "raid6: verify does not say it compared what is left: $(cat verify.out)"
+log "ok: raid6 less one: offline verify finds the 10 garbled columns (80 sectors)"
+
+mnt_ok "raid6 degraded" --run s0 s2 s3 s4
+[ "$(scrub check)" = 80 ] || fail "raid6 less one: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 80"
+before=$(sha256sum <"$MNT/volume.img")
+[ "$(scrub repair)" = 80 ] || fail "raid6 less one: repair counted $(cat "$MNT/.raidfuse/mismatch_cnt")"
+[ "$(sha256sum <"$MNT/volume.img")" = "$before" ] || fail "raid6 less one: repair changed what the volume reads"
+[ "$(scrub check)" = 0 ] || fail "raid6 less one: check after repair found $(cat "$MNT/.raidfuse/mismatch_cnt")"
+umnt
+"$R" verify s0 s2 s3 s4 >verify.out 2>&1 || fail "raid6: verify after repair: $(cat verify.out)"
+log "ok: raid6 less one: check finds 80, repair rewrites parity only, check and verify then find 0"
+
+# ---- 4. a member failing during that check stops it -------------------------
+mnt_ok "raid6 degraded" --run s0 s2 s3 s4
+echo 1 >"$MNT/.raidfuse/sync_speed_min" # or the floor (1000) wins, as in md
+echo 100 >"$MNT/.raidfuse/sync_speed_max"
+"$R" check "$MNT" >/dev/null || fail "raid6: start the slow check"
+sleep 1
+grep -qx check "$MNT/.raidfuse/sync_action" || fail "raid6: the slow check is not running"
+"$R" fail "$MNT" s2 >/dev/null 2>cli.err || fail "raid6: fail s2 during the check: $(cat cli.err)"
+for i in $(seq 50); do
+	grep -qx check "$MNT/.raidfuse/sync_action" || break
+	sleep 0.2
+done
+grep -qx check "$MNT/.raidfuse/sync_action" &&
+	fail "raid6: the check runs on 10 s after a second member failed: $(cat "$MNT/.raidfuse/sync_completed")"
+grep -q "check: No such device" "$MNT/.raidfuse/log" ||
+	fail "raid6: the log does not say why the check stopped: $(tail -n 4 "$MNT/.raidfuse/log")"
+refused "raid6 less two"
+[ "$(sha256sum <"$MNT/volume.img")" = "$before" ] || fail "raid6 less two: the volume reads differently"
+umnt
+"$R" verify s0 s3 s4 >verify.out 2>&1 && fail "raid6 less two: verify exited 0"
+grep -q "no redundancy left" verify.out || fail "raid6 less two: verify says: $(cat verify.out)"
+log "ok: a member failing stops the degraded check; less two, check and verify are refused"
+
+# ---- 2. RAID10 n2 less one --------------------------------------------------
+"$R" create -l 10 -n 4 -c 64K -z 16M t0 t1 t2 t3 >/dev/null || fail "create raid10"
+mnt_ok "raid10" t0 t1 t2 t3
+fill_volume
+umnt
+for i in 0 3 7 11 12; do
+	garble t0 $((i * 65536 + 4096))
+done
+for i in 1 5 9; do
+	garble t2 $((i * 65536))
+done
+"$R" verify t0 t1 t2 >verify.out 2>&1 && fail "raid10: verify of a garbled array exited 0"
+grep -qx "mismatch_cnt: 40" verify.out || fail "raid10 less role 3: verify: $(cat verify.out)"
+mnt_ok "raid10 degraded" --run t0 t1 t2
+[ "$(scrub check)" = 40 ] || fail "raid10 less one: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 40"
+[ "$(scrub repair)" = 40 ] || fail "raid10 less one: repair counted $(cat "$MNT/.raidfuse/mismatch_cnt")"
+[ "$(scrub check)" = 0 ] || fail "raid10 less one: check after repair found $(cat "$MNT/.raidfuse/mismatch_cnt")"
+# As md: the first copy was copied over the second.
+off0=$(data_off t0)
+cmp -s <(dd if=t0 bs=64K skip=$((off0 / 65536)) count=16 status=none) \
+	<(dd if=t1 bs=64K skip=$((off0 / 65536)) count=16 status=none) ||
+	fail "raid10: roles 0 and 1 differ after repair"
+umnt
+log "ok: raid10 n2 less role 3: the 5 garbled columns with a copy left are found (40), the 3 without are not; repair copies the first copy; check then 0"
+
+# ---- 3. nothing left to compare --------------------------------------------
+"$R" create -l 5 -n 4 -c 64K -z 8M f0 f1 f2 f3 >/dev/null || fail "create raid5"
+mnt_ok "raid5 degraded" --run f0 f1 f3
+refused "raid5 less one"
+umnt
+"$R" verify f0 f1 f3 >verify.out 2>&1 && fail "raid5 less one: verify exited 0"
+grep -q "missing role(s) 2) with no redundancy left" verify.out ||
+	fail "raid5 less one: verify says: $(cat verify.out)"
+"$R" create -l 1 -n 2 -z 8M g0 g1 >/dev/null || fail "create raid1"
+mnt_ok "raid1 degraded" --run g1
+refused "raid1 x2 less one"
+umnt
+log "ok: raid5 less one and raid1 x2 less one: check and verify refused, naming why"

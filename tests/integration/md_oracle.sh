@@ -19,6 +19,14 @@
 #   * degraded arrays (written by raidfuse mounted --run, one member left
 #     out): md assembles them without that member and reads the same bytes;
 #     assembled with the stale member too, md must leave it out (event count);
+#     a degraded raid6 passes md's check of the parity it has left
+#     (mismatch_cnt 0);
+#   * a degraded raid6 repaired by raidfuse (raid6-deg-repaired): written
+#     degraded, one byte of Q flipped in every 7th row whose Q member is
+#     there, then raidfuse's repair (which must count those rows) and
+#     check (0); md's degraded check then finds 0, and a control copy of
+#     the members taken before the repair (raid6-deg-repaired-control)
+#     must give md the mismatch_cnt raidfuse's repair counted;
 #   * a control copy of raid1 with one flipped byte must give mismatch_cnt > 0
 #     (proves that check really ran and would catch an error);
 #   * an array stopped in the middle of a raidfuse "replace" (the copy marked
@@ -113,7 +121,8 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # One size: "raidfuse create --size"; a list: members pre-sized, unequal.
 # case: - (written whole); a role number makes a degraded case: raidfuse
 # mounts it --run without that member; R<role> a replacing case: that role's
-# member is being replaced when raidfuse stops. Life-cycle cases (see the
+# member is being replaced when raidfuse stops; D<role> degraded without
+# that role, Q garbled and repaired by raidfuse (see the header). Life-cycle cases (see the
 # header): F<role> rebuilt (that role's member failed and rebuilt onto a
 # blank file), A<role> readded, K resynced (crash), X<role> replaced. raid1
 # (written whole) also gets a corrupted control copy (raid1-control).
@@ -133,6 +142,7 @@ SPECS=(
 	"raid5-rs-1m        5      4 1M  right-symmetric  20M         -           -"
 	"raid5-ls-64k-deg   5      4 64K left-symmetric   16M         -           1"
 	"raid6-64k-deg      6      5 64K left-symmetric   16M         -           2"
+	"raid6-deg-repaired 6      5 64K left-symmetric   16M         -           D1"
 	"raid5-ls-64k-repl  5      4 64K left-symmetric   16M         -           R1"
 	"raid5-rebuilt      5      3 64K left-symmetric   8M          -           F1"
 	"raid6-rebuilt      6      4 64K left-symmetric   8M          -           F3"
@@ -153,7 +163,7 @@ if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	SPECS=("${sel[@]}")
 fi
 
-declare -A EXP SIZE LEVEL KIND STALE BOOT BOOT_DEVS
+declare -A EXP SIZE LEVEL KIND STALE BOOT BOOT_DEVS CTRL_MM
 NAMES=()
 FAILS=()
 note_fail() { FAILS+=("$*"); printf '%s: FAIL: %s\n' "$TEST_NAME" "$*" >&2; }
@@ -172,6 +182,7 @@ for s in "${SPECS[@]}"; do
 	need=$n
 	[ "$level" = 1 ] && [ "$miss" = - ] && need=$((n * 2))  # + the control copy
 	[[ $miss == R* ]] && need=$((n + 1))     # + the replacement
+	[[ $miss == D* ]] && need=$((n * 2 - 1)) # + the stale member and the control copy
 	if [ $((used + need)) -gt $maxdisks ]; then boot=$((boot + 1)); used=0; fi
 	used=$((used + need))
 	BOOT_NUM+=("$boot")
@@ -345,11 +356,72 @@ lifecycle() {
 	return 0
 }
 
+# flip_q N CHUNK MISSING MEMBER...: flip one byte of Q (raid6,
+# left-symmetric) in every 7th row whose Q member is not the missing role;
+# prints how many rows
+flip_q() {
+	python3 - "$@" <<'PY'
+import struct, sys
+n, chunk, miss, members = int(sys.argv[1]), int(sys.argv[2].rstrip("K")) * 1024, int(sys.argv[3]), sys.argv[4:]
+with open(members[0 if miss else 1], "rb") as f:
+    f.seek(4096)
+    sb = f.read(1024)
+    data_off, = struct.unpack_from("<Q", sb, 128)
+    data_sectors, = struct.unpack_from("<Q", sb, 136)
+rows = data_sectors * 512 // chunk
+flipped = 0
+for s in range(0, rows, 7):
+    pd = n - 1 - s % n
+    qd = (pd + 1) % n
+    if qd == miss:
+        continue
+    off = data_off * 512 + s * chunk + 777
+    with open(members[qd], "r+b") as f:
+        f.seek(off)
+        c = f.read(1)
+        f.seek(off)
+        f.write(bytes([c[0] ^ 0x5a]))
+    flipped += 1
+print(flipped)
+PY
+}
+# degraded_repair: the D case, run from prepare (it sees its locals): the
+# degraded array written whole is unmounted, Q garbled, a control copy
+# taken, remounted --run, repaired and checked by raidfuse; left mounted.
+degraded_repair() {
+	local rows o mm c=$d-control cn=$name-control i devs=() dl
+	"$RAIDFUSE" umount "$mnt" >/dev/null 2>&1 || { note_fail "$name: umount before the garbling"; return 1; }
+	rows=$(flip_q "$n" "$chunk" "$miss" "${members[@]}" 2>&1) ||
+		{ note_fail "$name: cannot flip Q: $rows"; return 1; }
+	mkdir -p "$c"
+	for i in "${!present[@]}"; do
+		cp --sparse=always "${present[i]}" "$c/m$i.img"
+		dl=vd${letters[${#BOOT_IMGS[@]}]}; BOOT_IMGS+=("$c/m$i.img"); devs+=("$dl")
+	done
+	NAMES+=("$cn") LEVEL[$cn]=6 KIND[$cn]=control EXP[$cn]='' BOOT[$cn]=$b
+	OUT_MIB=$((OUT_MIB + (SIZE[$name] + 1048575) / 1048576))
+	SIZE[$cn]=${SIZE[$name]}
+	BOOT_ENTRY+="$cn|control|${devs[*]}|;"
+	o=$("$RAIDFUSE" mount "${mo[@]}" "${present[@]}" "$mnt" 2>&1) ||
+		{ note_fail "$name: raidfuse mount --run after the garbling: $o"; return 1; }
+	rfc repair && rfc wait >/dev/null || return 1
+	mm=$(cat "$mnt/.raidfuse/mismatch_cnt")
+	[ "$mm" = $((rows * 8)) ] ||
+		{ note_fail "$name: raidfuse's degraded repair counted $mm sectors, $rows rows garbled ($((rows * 8)))"; return 1; }
+	CTRL_MM[$cn]=$mm # md's check of the control copy must count the same
+	rfc check && rfc wait >/dev/null || return 1
+	mm=$(cat "$mnt/.raidfuse/mismatch_cnt")
+	[ "$mm" = 0 ] || { note_fail "$name: raidfuse's check after its repair: mismatch_cnt $mm"; return 1; }
+	log "$name: Q garbled in $rows rows without role $miss; raidfuse's degraded repair counted $((rows * 8)) sectors, its check then 0"
+}
+
 prepare() {
 	local name=$1 level=$2 n=$3 chunk=$4 layout=$5 sizes=$6 mopt=$7 miss=$8 repl= op= oprole=
 	local d=$WORK/$name i sz=() members=() present=() cre=() mo=() ro=()
+	local degrepair=
 	case $miss in
 	R*) repl=${miss#R} miss=- ;;
+	D*) miss=${miss#D} degrepair=1 ;;
 	[FAX]*) op=${miss:0:1} oprole=${miss:1} miss=- ;;
 	K) op=K miss=- ;;
 	esac
@@ -388,6 +460,9 @@ prepare() {
 	SIZE[$name]=$(stat -c %s "$vol")
 	out=$(python3 "$WRITER" "$vol" "$d/model" "$SEED-$name" 2>&1) ||
 		{ note_fail "$name: writing volume.img failed: $out"; "$RAIDFUSE" umount "$mnt"; return 1; }
+	if [ -n "$degrepair" ]; then
+		degraded_repair || { "$RAIDFUSE" umount "$mnt" >/dev/null 2>&1; return 1; }
+	fi
 	if [ -n "$op" ]; then
 		KIND[$name]=$(case $op in F) echo rebuilt ;; A) echo readded ;; K) echo resynced ;; X) echo replaced ;; esac)
 		lifecycle || { "$RAIDFUSE" umount "$mnt" >/dev/null 2>&1; return 1; }
@@ -541,6 +616,8 @@ for name in "${NAMES[@]}"; do
 			[ "$rs" = none ] || bad+=("control: resync_start=$rs")
 			[ -n "$mm" ] && [ "$mm" -gt 0 ] 2>/dev/null ||
 				bad+=("control copy with a flipped byte gave mismatch_cnt=${mm:-none}, expected > 0: check is not effective")
+			[ -z "${CTRL_MM[$name]:-}" ] || [ "$mm" = "${CTRL_MM[$name]}" ] ||
+				bad+=("md's check counts ${mm:-none} sectors, raidfuse's ${CTRL_MM[$name]}")
 			;;
 		replacing)
 			[ "$sha" = "${EXP[$name]}" ] || bad+=("md sha256 $sha != written ${EXP[$name]}")
@@ -590,6 +667,7 @@ print("; ".join(bad))' "$(wc -w <<<"${BOOT_DEVS[$name]}")" "$(val "$name" ex_rol
 		degraded)
 			[ "$sha" = "${EXP[$name]}" ] || bad+=("md degraded sha256 $sha != written ${EXP[$name]}")
 			[ "$(val "$name" degraded)" = 1 ] || bad+=("md degraded=$(val "$name" degraded), expected 1")
+			[ "$lvl" != 6 ] || [ "$mm" = 0 ] || bad+=("md's check of the degraded raid6: mismatch_cnt=${mm:-none}")
 			if [ "$(val "$name" stale_assemble)" != ok ]; then
 				bad+=("md could not assemble with the stale member given: $(val "$name" stale_assemble)")
 			else

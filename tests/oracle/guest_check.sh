@@ -24,6 +24,8 @@
 #                  "raidfuse create" wrote it). First a read-only assembly with
 #                  STALE included (md must leave it out, by its event count),
 #                  then a read-write assembly of the DEVs alone; both hashed.
+#                  A degraded raid6 is also checked: md compares the parity
+#                  it has left (handle_parity_checks6).
 # md arrays are /dev/md0, /dev/md1, ... in list order, one at a time.
 #
 # ORACLE_OUT=vdX (optional): an output disk. Each array's contents, as md
@@ -175,7 +177,7 @@ one_array() {
 	t1=$(up)
 	capture sha256
 	t2=$(up)
-	if redundant "$sys" && [ "$kind" != degraded ]; then
+	if redundant "$sys" && { [ "$kind" != degraded ] || [ "$(cat "$sys/level")" = raid6 ]; }; then
 		echo check > "$sys/sync_action"
 		md-wait "$md" 600
 		res "mismatch_cnt=$(cat "$sys/mismatch_cnt")"

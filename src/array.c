@@ -440,10 +440,16 @@ int array_remove_member(struct raid_array *a, struct member *m)
 	 * first. */
 	if (m->state == MEMBER_IN_SYNC || m->state == MEMBER_REBUILDING)
 		rc = -EBUSY;
-	/* A re-added member waits as a spare for its rebuild's turn. */
-	for (int role = 0; role < a->geo.raid_disks; role++) {
-		if (a->rebuilding[role] == m)
-			rc = -EBUSY;
+	/* A re-added member waiting as a spare for its rebuild's turn is a
+	 * spare to md (raid_disk -1, its old role only remembered): it may
+	 * be removed, and its role waits for the next spare. Its reservation
+	 * goes with it, or the role would keep waiting for it. */
+	for (int role = 0; rc == 0 && role < a->geo.raid_disks; role++) {
+		if (a->rebuilding[role] != m || m->state != MEMBER_SPARE)
+			continue;
+		a->rebuilding[role] = NULL;
+		a->rebuild_bitmap_only[role] = false;
+		atomic_store(&a->rebuilt_bytes[role], 0);
 	}
 	if (rc == 0 && m->state != MEMBER_REMOVED) {
 		m->state = MEMBER_REMOVED;
@@ -462,7 +468,10 @@ int array_remove_member(struct raid_array *a, struct member *m)
 int array_recovery_begin(struct raid_array *a, int role, struct member *m)
 {
 	pthread_mutex_lock(&a->state_lock);
-	if ((a->slot[role] && a->rebuilding[role] != m) ||
+	/* m was chosen before the lock was taken: it may have been removed
+	 * (or failed) since. */
+	if ((m->state != MEMBER_SPARE && m->state != MEMBER_REBUILDING) ||
+	    (a->slot[role] && a->rebuilding[role] != m) ||
 	    (a->rebuilding[role] && a->rebuilding[role] != m)) {
 		pthread_mutex_unlock(&a->state_lock);
 		return -EBUSY;

@@ -145,8 +145,7 @@ static int ctl_member_verb(const char *verb, const char *action, int argc, char 
 		cli_error(verb, "%s: refused: %s", argv[2],
 		          strcmp(action, "faulty") == 0 ?
 		                  "the array cannot run without it (no redundancy left)" :
-		                  "it is in sync, or being rebuilt or waiting for its rebuild; "
-		                  "fail it first");
+		                  "it is in sync or being rebuilt; fail it first");
 	else if (rc < 0)
 		cli_error(verb, "%s: %s", argv[2], strerror(-rc));
 	return rc < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;

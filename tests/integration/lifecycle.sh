@@ -16,7 +16,9 @@
 #  7. the copy carries md's MD_FEATURE_REPLACEMENT while the member it
 #     replaces serves (mdadm --examine: "Replacement device"), and a stop
 #     in the middle resumes;
-#  8. a re-added member queued for its rebuild cannot be removed;
+#  8. a re-added member queued for its rebuild can be removed, as a spare
+#     in md (its role then waits for the next spare, and the rebuild
+#     running meanwhile is not disturbed); added again, it is rebuilt;
 #  9. with two roles missing, a re-added member goes back to its own role;
 # 10. a bitmap re-add is throttled over what it copies, not what it skips.
 . "$(dirname "$0")/lib.sh"
@@ -75,7 +77,7 @@ sleep 2.5 # a checkpoint of d's recovery_offset is written every 2 s
 dev=$(dev_of mnt "$WORK/d") || fail "d has no devN directory"
 case $(state mnt "$dev") in rebuilding*) ;; *) fail "d is not rebuilding: $(state mnt "$dev")" ;; esac
 if "$RAIDFUSE" remove mnt "$WORK/d" 2>err; then fail "a member being rebuilt was removed"; fi
-grep -q "being rebuilt or waiting for its rebuild; fail it first" err || fail "remove refusal unclear: $(cat err)"
+grep -q "in sync or being rebuilt; fail it first" err || fail "remove refusal unclear: $(cat err)"
 "$RAIDFUSE" fail mnt "$WORK/d" || fail "a member being rebuilt cannot be failed"
 [ "$(state mnt "$dev")" = faulty ] || fail "d after fail: $(state mnt "$dev")"
 "$RAIDFUSE" remove mnt "$WORK/d" || fail "remove d after fail"
@@ -187,7 +189,9 @@ log "ok: a throttled check stops in $took ms; a refused replace can be retried"
 log "ok: a replacement carries md's replacement flag until the copy ends, and resumes after a stop"
 
 # 8. A re-added member waiting for its rebuild's turn (the sync thread is
-# busy with a replace) cannot be removed; the live entry is the one meant.
+# busy with a replace) is a spare to md and can be removed; its role waits
+# for the next spare (it waited for the removed member for ever before the
+# reservation went with it). Added again, it is rebuilt.
 "$RAIDFUSE" create --level 1 --raid-devices 3 --size 24M w0 w1 w2 >/dev/null || fail "create raid1"
 rf_mount w0 w1 w2 mnt
 dd if=ref of=mnt/volume.img bs=1M count=16 conv=notrunc,fsync status=none
@@ -198,14 +202,27 @@ echo 200 >mnt/.raidfuse/sync_speed_max
 truncate -s 24M x0
 "$RAIDFUSE" replace mnt "$WORK/w0" "$WORK/x0" || fail "replace w0"
 "$RAIDFUSE" add mnt "$WORK/w2" || fail "re-add w2"
-if "$RAIDFUSE" remove mnt "$WORK/w2" 2>err; then fail "a member queued for its rebuild was removed"; fi
+devw2=
+for d in mnt/.raidfuse/dev*; do # the live entry: w2's first one is removed
+	[ "$(cat "$d/path")" = "$WORK/w2" ] && [ "$(cat "$d/state")" != removed ] && devw2=${d##*/}
+done
+[ -n "$devw2" ] || fail "no live devN for the re-added w2"
+[ "$(cat "mnt/.raidfuse/$devw2/state")" = spare ] || fail "queued w2 is $(cat "mnt/.raidfuse/$devw2/state")"
+"$RAIDFUSE" remove mnt "$WORK/w2" 2>err || fail "a member queued for its rebuild was not removed: $(cat err)"
+[ "$(cat "mnt/.raidfuse/$devw2/state")" = removed ] || fail "removed w2 is $(cat "mnt/.raidfuse/$devw2/state")"
+grep -qx replace mnt/.raidfuse/sync_action || grep -qx recover mnt/.raidfuse/sync_action ||
+	fail "the replace stopped with the removal: $(cat mnt/.raidfuse/sync_action)"
 echo 200000 >mnt/.raidfuse/sync_speed_max
 wait_idle mnt
+cmp -s <(head -c 16M mnt/volume.img) <(head -c 16M ref) || fail "raid1 data after the removal"
+"$RAIDFUSE" status mnt | grep -q "\[3/2\]" || fail "role 2 not left missing: $("$RAIDFUSE" status mnt)"
+"$RAIDFUSE" add mnt "$WORK/w2" || fail "add w2 again"
 wait_idle mnt
-cmp -s <(head -c 16M mnt/volume.img) <(head -c 16M ref) || fail "raid1 data after the queued re-add"
-"$RAIDFUSE" status mnt | grep -q "\[3/3\]" || fail "not whole after the re-add: $("$RAIDFUSE" status mnt)"
+"$RAIDFUSE" status mnt | grep -q "\[3/3\]" || fail "not whole after w2 was added again: $("$RAIDFUSE" status mnt)"
+cmp -s <(head -c 16M mnt/volume.img) <(head -c 16M ref) || fail "raid1 data after the re-add"
 rf_umount mnt
-log "ok: a re-added member queued behind a replace cannot be removed; it is rebuilt"
+verify0 w1 w2 x0
+log "ok: a re-added member queued behind a replace can be removed (the replace goes on, its role waits); added again, it is rebuilt"
 
 # 9. With two roles missing (RAID6), a member re-added from the bitmap
 # goes back to its own role, not to the lowest missing one: taken there,

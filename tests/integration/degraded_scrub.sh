@@ -11,6 +11,7 @@
 #     pair, role 1, is there) are found, those on role 2 (whose pair is
 #     missing) have nothing to compare against and are not; repair copies
 #     the first copy over the other, as md; the next check finds 0.
+#     RAID1 x3 less one compares the two copies left.
 #  3. No redundancy left: RAID6 less two, RAID5 less one, RAID1 x2 less
 #     one: check (control file ENODEV, the CLI's message) and verify are
 #     refused, saying why.
@@ -138,6 +139,20 @@ cmp -s <(dd if=t0 bs=64K skip=$((off0 / 65536)) count=16 status=none) \
 	fail "raid10: roles 0 and 1 differ after repair"
 umnt
 log "ok: raid10 n2 less role 3: the 5 garbled columns with a copy left are found (40), the 3 without are not; repair copies the first copy; check then 0"
+
+# RAID1 x3 less one: the two copies left are compared.
+"$R" create -l 1 -n 3 -z 8M h0 h1 h2 >/dev/null || fail "create raid1 x3"
+mnt_ok "raid1 x3" h0 h1 h2
+fill_volume
+umnt
+garble h2 $((3 * 65536))
+garble h2 $((70 * 65536 + 8192))
+mnt_ok "raid1 x3 degraded" --run h0 h2
+[ "$(scrub check)" = 16 ] || fail "raid1 x3 less one: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 16"
+umnt
+"$R" verify h0 h2 >verify.out 2>&1 && fail "raid1 x3 less one: verify exited 0"
+grep -qx "mismatch_cnt: 16" verify.out || fail "raid1 x3 less one: verify: $(cat verify.out)"
+log "ok: raid1 x3 less one: the two copies left are compared (2 garbled pages, 16 sectors)"
 
 # ---- 3. nothing left to compare --------------------------------------------
 "$R" create -l 5 -n 4 -c 64K -z 8M f0 f1 f2 f3 >/dev/null || fail "create raid5"

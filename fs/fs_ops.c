@@ -545,19 +545,43 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* The volume is fully allocated already: plain fallocate inside it is a
- * no-op; punching or zeroing ranges is not offered. */
+ * no-op. Punching a hole or zeroing a range (a loop device's discard and
+ * write-zeroes, fstrim, mkfs) zeroes it in the engine, which frees member
+ * space where it can; the size never changes. */
 static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
                          struct fuse_file_info *fi)
 {
-	uint64_t end = fs_state_of(req)->array->geo.array_bytes;
+	struct fs_state *fs = fs_state_of(req);
+	uint64_t end = fs->array->geo.array_bytes;
+	bool keep_size = mode & FALLOC_FL_KEEP_SIZE;
+	int zero_mode = mode & ~FALLOC_FL_KEEP_SIZE;
 
 	(void)fi;
-	if (ino != FS_INO_VOLUME || mode != 0)
+	if (ino != FS_INO_VOLUME ||
+	    (mode != 0 && mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) &&
+	     zero_mode != FALLOC_FL_ZERO_RANGE)) {
 		fuse_reply_err(req, EOPNOTSUPP);
-	else if (off < 0 || len < 0 || (uint64_t)off + (uint64_t)len > end)
+		return;
+	}
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	uint64_t first = (uint64_t)off, last = (uint64_t)off + (uint64_t)len;
+	/* Past the end: growing is refused; with KEEP_SIZE nothing is there
+	 * to zero, as for a regular file. */
+	if (last > end && !keep_size) {
 		fuse_reply_err(req, EFBIG);
-	else
+		return;
+	}
+	if (last > end)
+		last = end;
+	if (mode == 0 || first >= last) {
 		fuse_reply_err(req, 0);
+		return;
+	}
+	int rc = array_zero(fs->array, last - first, first);
+	fuse_reply_err(req, rc < 0 ? -rc : 0);
 }
 
 /* The tree is fixed: nothing may be created, removed or renamed. */

@@ -1517,6 +1517,32 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
+int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
+{
+	/* Pieces the size of a large write: a discard of a whole volume
+	 * does not hold a lock region or a bitmap count for long. */
+	const uint64_t piece_max = 64ull << 20;
+
+	if (!a->ops->zero)
+		return -EOPNOTSUPP;
+	if (a->read_only || !a->started)
+		return -EROFS;
+	if (off > a->geo.array_bytes || len > a->geo.array_bytes - off)
+		return -ENOSPC;
+	if (atomic_load(&a->broken))
+		return -EIO;
+	int rc = array_workers_start(a);
+	for (uint64_t done = 0; done < len && rc == 0;) {
+		uint64_t piece = len - done < piece_max ? len - done : piece_max;
+		atomic_fetch_add_explicit(&a->user_bytes, piece, memory_order_relaxed);
+		rc = a->ops->zero(a, (size_t)piece, off + done);
+		done += piece;
+	}
+	if (rc < 0)
+		array_note_write_error(a, rc);
+	return rc;
+}
+
 int array_check(struct raid_array *a, uint64_t *mismatch_sectors)
 {
 	*mismatch_sectors = 0;

@@ -146,6 +146,12 @@ int array_stop(struct raid_array *a);
 /* Volume I/O; off + len must be within the array. 0 or -errno. */
 int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
+/* Zeros over [off, off + len) of the volume, freeing member space where
+ * the level and the members can (holes punched in member files): what a
+ * discard of the volume asks. -EOPNOTSUPP where the level does not offer
+ * it (RAID5/6: md discards there only with devices_handle_discard_safely,
+ * and raidfuse not yet), else as array_write. */
+int array_zero(struct raid_array *a, uint64_t len, uint64_t off);
 /* Make everything written so far durable on every member. Reports (and
  * keeps reporting) any write error seen since assembly. */
 int array_flush(struct raid_array *a);

@@ -8,11 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/falloc.h>
-#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -44,29 +41,6 @@ static int random_fill(uint8_t *buf, size_t len)
 		len -= (size_t)got;
 	}
 	return 0;
-}
-
-/* Zero [0, len) of a member: punch holes in files, BLKZEROOUT devices,
- * and write zeros where neither works. */
-static int member_zero(struct member *m, uint64_t len)
-{
-	if (m->is_block_device) {
-		uint64_t range[2] = { 0, len };
-		if (ioctl(m->fd, BLKZEROOUT, range) == 0)
-			return 0;
-	} else if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)len) ==
-	           0) {
-		return 0;
-	}
-	const size_t step = 1024 * 1024;
-	char *zeros = parity_buf_alloc(step);
-	if (!zeros)
-		return -ENOMEM;
-	int rc = 0;
-	for (uint64_t off = 0; off < len && rc == 0; off += step)
-		rc = member_pwrite_abs(m, zeros, len - off < step ? (size_t)(len - off) : step, off);
-	free(zeros);
-	return rc;
 }
 
 /* An empty bad block log (md ends the list at the first all-ones entry;
@@ -346,7 +320,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 
 	for (int i = 0; i < nr_paths; i++) {
 		struct member *m = &members[i];
-		rc = member_zero(m, member_bytes[i]);
+		rc = member_zero_abs(m, 0, member_bytes[i]);
 		if (rc < 0) {
 			errmsg_set(err, errlen, "%s: cannot zero the member: %s", m->path,
 			           strerror(-rc));

@@ -202,6 +202,7 @@ int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 /* Write [off, off + len) to every present copy, all pieces in parallel.
  * A member that fails is failed out while another copy of each piece
  * stays; otherwise the error is returned. */
+/* src NULL: zeros (extent_io_zero), punched where the members can. */
 static int extent_write_batch(struct raid_array *a, const char *src, size_t len, uint64_t off)
 {
 	while (len > 0) {
@@ -226,7 +227,7 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 				if (m) {
 					reqs[nr] = (struct io_req){ .member = m, .buf = (void *)src,
 					                            .len_bytes = piece, .is_write = true,
-					                            .data_off_bytes = at };
+					                            .zero = !src, .data_off_bytes = at };
 					req_role[nr] = role;
 					req_replacement[nr] = false;
 					req_piece[nr++] = nr_pieces;
@@ -234,7 +235,7 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 				if (copy) {
 					reqs[nr] = (struct io_req){ .member = copy, .buf = (void *)src,
 					                            .len_bytes = piece, .is_write = true,
-					                            .data_off_bytes = at };
+					                            .zero = !src, .data_off_bytes = at };
 					req_role[nr] = role;
 					req_replacement[nr] = true;
 					req_piece[nr++] = nr_pieces;
@@ -243,7 +244,8 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 			piece_sync_off[nr_pieces] = extent_sync_off(a, off, &ext);
 			piece_len[nr_pieces] = piece;
 			piece_copies_ok[nr_pieces++] = 0;
-			src += piece;
+			if (src)
+				src += piece;
 			off += piece;
 			len -= piece;
 		}
@@ -286,9 +288,9 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 	return 0;
 }
 
-int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
+/* src NULL: zeros. */
+static int extent_write_range(struct raid_array *a, const char *src, size_t len, uint64_t off)
 {
-	const char *src = buf;
 	struct raid_extent first;
 
 	/* One copy (linear, raid0): nothing can diverge, no lock needed. */
@@ -309,11 +311,25 @@ int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t 
 		row_unlock(&a->row_locks, region);
 		if (rc < 0)
 			return rc;
-		src += piece;
+		if (src)
+			src += piece;
 		off += piece;
 		len -= piece;
 	}
 	return 0;
+}
+
+int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
+{
+	return extent_write_range(a, buf, len, off);
+}
+
+/* Every copy of the range zeroed the way a write would reach it (under
+ * the region's lock, marked in the bitmap, onto members being rebuilt or
+ * copied where they are), so the copies cannot differ afterwards. */
+int extent_io_zero(struct raid_array *a, size_t len, uint64_t off)
+{
+	return extent_write_range(a, NULL, len, off);
 }
 
 /* Part of [off, off + len) is in md's bad block log on every copy: the

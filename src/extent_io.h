@@ -13,6 +13,9 @@ struct member;
 
 int extent_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int extent_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
+/* Zeros over [off, off + len) on every copy, punched where the members
+ * can (raid_level_ops.zero). */
+int extent_io_zero(struct raid_array *a, size_t len, uint64_t off);
 /* Make every copy of what lies at [sync_lo, sync_hi) of the resync
  * address space equal to the first present one (resync). */
 int extent_io_resync(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi);

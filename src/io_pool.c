@@ -36,7 +36,9 @@ struct io_pool {
 
 static void io_req_execute(struct io_req *req)
 {
-	if (req->is_write && req->nr_iov > 0)
+	if (req->is_write && req->zero)
+		req->result = member_zero(req->member, req->len_bytes, req->data_off_bytes);
+	else if (req->is_write && req->nr_iov > 0)
 		req->result = member_writev(req->member, req->iov, req->nr_iov,
 		                            req->data_off_bytes);
 	else if (req->is_write)

@@ -23,6 +23,7 @@ struct io_req {
 	int nr_iov;
 	uint64_t data_off_bytes;     /* relative to the member's data area */
 	bool is_write;
+	bool zero;                   /* a write of len_bytes of zeros (member_zero; buf unused) */
 	int result;                  /* 0 or -errno, filled in by io_pool_run */
 	struct io_batch *batch;      /* internal */
 	struct io_req *next_queued;  /* internal */

@@ -98,6 +98,10 @@ struct raid_level_ops {
 	/* Engine entry points; off + len <= array_bytes. 0 or -errno. */
 	int (*read)(struct raid_array *a, void *buf, size_t len, uint64_t off);
 	int (*write)(struct raid_array *a, const void *buf, size_t len, uint64_t off);
+	/* Zeros over [off, off + len), as a write of zeros would leave them,
+	 * with member space freed where the members can (a discard of the
+	 * volume: fstrim, mkfs). NULL: not offered (EOPNOTSUPP). */
+	int (*zero)(struct raid_array *a, size_t len, uint64_t off);
 	/* Recompute redundancy from the data for everything at offsets
 	 * [sync_lo, sync_hi) of the resync address space (see
 	 * sync_by_array_bytes), after an unclean stop. NULL for levels

@@ -81,4 +81,5 @@ const struct raid_level_ops raid_level_linear = {
 	.can_run = linear_can_run,
 	.read = extent_io_read,
 	.write = extent_io_write,
+	.zero = extent_io_zero,
 };

@@ -161,4 +161,5 @@ const struct raid_level_ops raid_level_raid0 = {
 	.can_run = raid0_can_run,
 	.read = extent_io_read,
 	.write = extent_io_write,
+	.zero = extent_io_zero,
 };

@@ -80,6 +80,7 @@ const struct raid_level_ops raid_level_raid1 = {
 	.can_run = raid1_can_run,
 	.read = extent_io_read,
 	.write = extent_io_write,
+	.zero = extent_io_zero,
 	.check = extent_io_check,
 	.scrub_units = extent_io_scrub_units,
 	.scrub_begin = extent_io_scrub_begin,

@@ -303,6 +303,7 @@ const struct raid_level_ops raid_level_raid10 = {
 	.can_run = raid10_can_run,
 	.read = extent_io_read,
 	.write = extent_io_write,
+	.zero = extent_io_zero,
 	.check = extent_io_check,
 	.scrub_units = extent_io_scrub_units,
 	.scrub_begin = extent_io_scrub_begin,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/falloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <linux/fs.h>
@@ -279,6 +280,49 @@ static int member_wrote(struct member *m, int rc, uint64_t data_off_bytes, size_
 	if (rc == 0 && m->badblocks)
 		member_badblocks_clear(m, data_off_bytes, len_bytes);
 	return rc;
+}
+
+int member_zero_abs(struct member *m, uint64_t off_bytes, uint64_t len_bytes)
+{
+	/* Freed rather than written where the member can: a hole in a
+	 * sparse member file gives the space back (fstrim of a file system
+	 * on the volume), and a device may unmap the blocks. Both read back
+	 * as zeros, which is what a discard of the volume promises. */
+	static const char zeros[64 * 1024];
+
+	if (m->read_only)
+		return -EROFS;
+	if (m->fault && m->fault->vanished)
+		return -EIO;
+	if (len_bytes == 0)
+		return 0;
+	if (m->is_block_device) {
+		uint64_t range[2] = { off_bytes, len_bytes };
+		if ((off_bytes | len_bytes) % 512 == 0 && ioctl(m->fd, BLKZEROOUT, range) == 0)
+			return 0;
+	} else if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off_bytes,
+	                     (off_t)len_bytes) == 0) {
+		return 0;
+	}
+	for (uint64_t done = 0; done < len_bytes;) {
+		size_t n = len_bytes - done < sizeof(zeros) ? (size_t)(len_bytes - done) : sizeof(zeros);
+		int rc = member_pwrite_abs(m, zeros, n, off_bytes + done);
+		if (rc < 0)
+			return rc;
+		done += n;
+	}
+	return 0;
+}
+
+int member_zero(struct member *m, uint64_t len_bytes, uint64_t data_off_bytes)
+{
+	int rc = m->fault ? member_fault_before(m, true, data_off_bytes, len_bytes) : 0;
+	if (rc < 0) {
+		atomic_fetch_add(&m->write_errors, 1);
+		return rc;
+	}
+	rc = member_zero_abs(m, m->data_offset_bytes + data_off_bytes, len_bytes);
+	return member_wrote(m, rc, data_off_bytes, len_bytes);
 }
 
 int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes)

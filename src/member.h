@@ -104,6 +104,11 @@ int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t d
 #define MEMBER_WRITEV_MAX 64
 struct iovec;
 int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_t data_off_bytes);
+/* member_write of len_bytes of zeros: a hole punched in a member file, the
+ * range zeroed on a device (BLKZEROOUT, which may unmap it), zeros written
+ * where neither works. member_zero_abs: at an absolute byte offset. */
+int member_zero(struct member *m, uint64_t len_bytes, uint64_t data_off_bytes);
+int member_zero_abs(struct member *m, uint64_t off_bytes, uint64_t len_bytes);
 /* The same at an absolute byte offset of the file or device. */
 int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes);
 int member_pwrite_abs(struct member *m, const void *buf, size_t len_bytes, uint64_t off_bytes);

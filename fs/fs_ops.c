@@ -361,11 +361,24 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	if (ino != FS_INO_VOLUME) {
 		const struct fs_control_file *cf = (const void *)(uintptr_t)fi->fh;
-		if ((size_t)off >= cf->len)
+		if ((size_t)off >= cf->len) {
 			fuse_reply_buf(req, NULL, 0);
-		else
-			fuse_reply_buf(req, cf->text + off,
-			               size < cf->len - (size_t)off ? size : cf->len - (size_t)off);
+			return;
+		}
+		size_t n = size < cf->len - (size_t)off ? size : cf->len - (size_t)off;
+		/* Reply from this thread's buffer, not from cf: once the kernel
+		 * has copied the reply, the reader may close the file and
+		 * another worker free cf (fs_release) before writev returns
+		 * here. The kernel is done with the bytes by then, but
+		 * AddressSanitizer checks writev's iovec after the call and
+		 * aborts an ASan build of the daemon with a use-after-free. */
+		char *buf = fs_read_buffer(n);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memcpy(buf, cf->text + off, n);
+		fuse_reply_buf(req, buf, n);
 		return;
 	}
 	uint64_t end = fs->array->geo.array_bytes;

@@ -261,6 +261,24 @@ bool array_has_redundancy(struct raid_array *a)
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		if (a->slot[role] && array_can_spare(a, role, NULL, 0))
 			return true;
+	if (a->ops->max_parity != 0 || !a->ops->map)
+		return false;
+	/* Copies: no member may be lost, yet some extents may still have two
+	 * (a RAID10 of 3 less one keeps both copies of a third of its
+	 * chunks), and md's check compares those (raid10_sync_request skips
+	 * only what has fewer than two). Which members hold a chunk's copies
+	 * repeats every raid_disks chunks of the volume. */
+	uint64_t step = a->geo.chunk_bytes ? a->geo.chunk_bytes : a->geo.array_bytes;
+	for (int c = 0; c < a->geo.raid_disks && step && (uint64_t)c * step < a->geo.array_bytes;
+	     c++) {
+		struct raid_extent ext;
+		int present = 0;
+		a->ops->map(&a->geo, a->level_priv, (uint64_t)c * step, &ext);
+		for (int i = 0; i < ext.nr_copies; i++)
+			present += a->slot[ext.copies[i].role] != NULL;
+		if (present >= 2)
+			return true;
+	}
 	return false;
 }
 

@@ -277,8 +277,9 @@ bool array_can_spare(struct raid_array *a, int role, const int *also, int nr_als
 
 /* Whether some row still has redundancy to compare: a serving member
  * could be lost too (RAID6 with one role missing, RAID10 with a whole
- * pair left, RAID1 with two copies). md runs check and repair on a
- * degraded array while this holds, over what is left. */
+ * pair left, RAID1 with two copies), or some extent still has two copies
+ * (a RAID10 of an odd member count less one). md runs check and repair
+ * on a degraded array while this holds, over what is left. */
 bool array_has_redundancy(struct raid_array *a);
 
 /* Count of roles without a serving member. */

@@ -289,7 +289,9 @@ static int ctl_sync_verb(const char *verb, int argc, char **argv)
 	int rc = ctl_write(argv[1], "sync_action", verb);
 	if (rc < 0) {
 		cli_error(verb, "%s: %s", argv[1],
-		          rc == -EBUSY ? "another check or repair is running" :
+		          /* EBUSY also while a rebuild or replace copies: the
+		           * sync thread runs one action at a time. */
+		          rc == -EBUSY ? "another check, repair or rebuild is running" :
 		          rc == -ENODEV ? "the array is degraded with no redundancy left: nothing "
 		                          "to compare against" :
 		          rc == -EOPNOTSUPP ? "this level has no redundancy to check" :

@@ -14,6 +14,7 @@
 #include "array.h"
 #include "bitmap.h"
 #include "extent_io.h"
+#include "member_badblocks.h"
 #include "io_pool.h"
 #include "parity.h"
 #include "read_balance.h"
@@ -729,6 +730,16 @@ static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct 
 		return extent_scrub_split(a, off, ext, len, arg);
 	if (ref < 0)
 		return rc; /* no copy readable */
+	/* A copy with sectors in md's bad block log: halved down to pages,
+	 * as md's sync splits its requests at the log's bounds, so that only
+	 * the pages logged are mended from ref and the rest is compared.
+	 * Mended whole, the copy's good bytes would take whatever ref holds
+	 * there, garbage included, and nothing would be counted. */
+	for (int c = 0; c < ext->nr_copies && len > page; c++) {
+		struct member *m = a->slot[ext->copies[c].role];
+		if (c != ref && m && member_badblocks_hit(m, ext->copies[c].member_off_bytes, len))
+			return extent_scrub_split(a, off, ext, len, arg);
+	}
 	for (int c = 0; c < ext->nr_copies; c++) {
 		struct member *m = a->slot[ext->copies[c].role];
 		uint64_t at = ext->copies[c].member_off_bytes;

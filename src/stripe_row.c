@@ -139,6 +139,13 @@ struct band_io {
 	int roles[2 * (RAID_MAX_MEMBERS + 2)];
 	bool has_reads;
 	bool read_from_missing;       /* a role to read was failed out meanwhile */
+	/* A read of several columns that meets md's bad block log answers
+	 * -ENODATA rather than taking its role for suspect: the caller goes
+	 * column by column, so that only the logged columns are rebuilt and
+	 * written back. Rebuilt whole, the role's good columns would be
+	 * replaced by what the other members make of them, garbage on one
+	 * of them included, and a check would see nothing to compare. */
+	bool nodata_by_column;
 	int nr;
 };
 
@@ -203,6 +210,12 @@ static int band_io_run(struct band_io *io, struct raid_array *a)
 		 * copied for it, which must not be declared in sync later. */
 		if (req->is_write && req->member != a->slot[role]) {
 			array_rebuild_target_failed(a, role, req->member, req->result);
+			continue;
+		}
+		if (!req->is_write && req->result == -ENODATA && io->nodata_by_column &&
+		    req->len_bytes > COLUMN) {
+			if (rc == 0 || rc == -EAGAIN)
+				rc = -ENODATA;
 			continue;
 		}
 		if (!req->is_write && nr_suspect_roles < 2 && !role_suspect(role) &&
@@ -288,7 +301,8 @@ static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, ui
 	size_t len = (size_t)(c1 - c0) * COLUMN;
 	size_t at = (size_t)c0 * COLUMN;
 	bool need_rebuild = false, any = false;
-	struct band_io io = { .nr = 0 };
+	/* band_load_retry goes column by column on -ENODATA */
+	struct band_io io = { .nr = 0, .nodata_by_column = c1 - c0 > 1 };
 
 	for (int k = 0; k < nr_data; k++) {
 		if (r->state[k][c0] != COLUMN_INVALID || !(want_all || k == want_k))

@@ -17,6 +17,18 @@
 #     refused, saying why.
 #  4. A member failing during the check of a degraded RAID6 stops it (md's
 #     MD_RECOVERY_INTR): the array has no redundancy left.
+#  5. RAID10 n2 x3 less role 2: no member can be lost, but the chunks whose
+#     two copies are on roles 0 and 1 (every third) still compare, as md's
+#     raid10_sync_request does: check and verify run, and find the garbled
+#     columns of those chunks only.
+#  6. RAID6 less one with a 4 KiB column of a data chunk in md's bad block
+#     log and another column of the row garbled on a third member: as md
+#     (one stripe at a time), only the logged column is rebuilt and written
+#     back, the garbled one is counted (8), and the logged member's other
+#     columns are left as they are (rebuilt whole, they took the garbage).
+#  7. The same for copies: RAID1 x3 less one, a page logged on one copy
+#     left and another page garbled on the other: the logged page alone is
+#     mended, the garbled one counted (8), the good copy keeps its page.
 # Why: check and repair used to be refused on any degraded array, leaving
 # a RAID6 that lost one disk unscrubbed until its replacement came, the
 # time when a latent error on a second disk matters most.
@@ -167,3 +179,63 @@ mnt_ok "raid1 degraded" --run g1
 refused "raid1 x2 less one"
 umnt
 log "ok: raid5 less one and raid1 x2 less one: check and verify refused, naming why"
+
+# ---- 5. RAID10 of three less one: the chunks with both copies left ----------
+"$R" create -l 10 -n 3 -c 64K -z 8M o0 o1 o2 >/dev/null || fail "create raid10 x3"
+mnt_ok "raid10 x3" o0 o1 o2
+fill_volume
+umnt
+# n2 x3: stripe s of role 0 holds a chunk whose other copy is on role 1
+# when s is even, on role 2 (missing) when s is odd.
+for s in 0 2 4; do
+	garble o0 $((s * 65536 + 8192))
+done
+for s in 1 3; do
+	garble o0 $((s * 65536))
+done
+"$R" verify o0 o1 >verify.out 2>&1 && fail "raid10 x3 less one: verify of a garbled array exited 0"
+grep -qx "mismatch_cnt: 24" verify.out || fail "raid10 x3 less role 2: verify: $(cat verify.out)"
+mnt_ok "raid10 x3 degraded" --run o0 o1
+[ "$(scrub check)" = 24 ] || fail "raid10 x3 less one: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 24"
+[ "$(scrub repair)" = 24 ] || fail "raid10 x3 less one: repair counted $(cat "$MNT/.raidfuse/mismatch_cnt")"
+[ "$(scrub check)" = 0 ] || fail "raid10 x3 less one: check after repair found $(cat "$MNT/.raidfuse/mismatch_cnt")"
+umnt
+log "ok: raid10 n2 x3 less role 2: the 3 garbled columns with a copy left are found (24), the 2 without are not"
+
+# ---- 6. a logged column rebuilds that column only --------------------------
+"$R" create -l 6 -n 5 -c 64K -z 8M b0 b1 b2 b3 b4 >/dev/null || fail "create raid6 (bad blocks)"
+mnt_ok "raid6 (bad blocks)" b0 b1 b2 b3 b4
+fill_volume
+umnt
+# column N of row 0 on MEMBER (left-symmetric x5: data on roles 1 2 3)
+col_sum() {
+	dd if="$1" bs=4096 skip=$(($(data_off "$1") / 4096 + $2)) count=1 status=none | sha256sum
+}
+good=$(col_sum b2 10)
+garble b3 $((10 * 4096))
+log_bad b2 16 8 || fail "log sectors of role 2, column 2"
+mnt_ok "raid6 less one (bad blocks)" --run b0 b2 b3 b4
+[ "$(scrub check)" = 8 ] ||
+	fail "raid6 less one, a logged column: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 8"
+grep -q "role 2) corrected: 4 KiB" "$MNT/.raidfuse/log" ||
+	fail "raid6 less one: the logged column was not rewritten alone: $(grep corrected "$MNT/.raidfuse/log")"
+umnt
+[ "$(col_sum b2 10)" = "$good" ] || fail "raid6 less one: the check rewrote a good column of role 2"
+log "ok: raid6 less one: a logged column is rebuilt alone; the garbled column of the row is counted (8)"
+
+# ---- 7. a logged page of a copy mends that page only -------------------------
+"$R" create -l 1 -n 3 -z 8M k0 k1 k2 >/dev/null 2>&1 || fail "create raid1 x3"
+mnt_ok "raid1 x3" k0 k1 k2
+fill_volume
+umnt
+good=$(col_sum k2 10)
+garble k1 $((10 * 4096))
+log_bad k2 16 8 || fail "log sectors of role 2, page 2"
+mnt_ok "raid1 x3 less one (bad blocks)" --run k1 k2
+[ "$(scrub check)" = 8 ] ||
+	fail "raid1 x3 less one, a logged page: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 8"
+grep -q "role 2) corrected: 4 KiB" "$MNT/.raidfuse/log" ||
+	fail "raid1 x3 less one: the logged page was not mended alone: $(grep corrected "$MNT/.raidfuse/log")"
+umnt
+[ "$(col_sum k2 10)" = "$good" ] || fail "raid1 x3 less one: the check rewrote a good page of role 2"
+log "ok: raid1 x3 less one: a logged page is mended alone; the garbled page is counted (8)"

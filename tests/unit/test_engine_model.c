@@ -661,8 +661,8 @@ static void leave_out_checks(int max_out)
 
 /* md's check of the degraded array, over the redundancy it has left:
  * the degraded writes must have kept every remaining parity and copy in
- * step (mismatch 0). With none left (no role could be lost too) it is
- * refused. */
+ * step (mismatch 0). With none left (no role could be lost too, and no
+ * extent has two copies left) it is refused. */
 static void degraded_check(unsigned leave_out, const char *what)
 {
 	bool missing[RAID_MAX_MEMBERS] = { false };
@@ -676,6 +676,18 @@ static void degraded_check(unsigned leave_out, const char *what)
 		missing[r] = true;
 		redundancy_left = g.arr->ops->can_run(&g.arr->geo, missing);
 		missing[r] = false;
+	}
+	/* Copies: every extent of the volume, for one with two left (a
+	 * RAID10 of three less one keeps a third of its chunks mirrored). */
+	for (uint64_t off = 0; g.arr->ops->max_parity == 0 && !redundancy_left &&
+	                       off < g.arr->geo.array_bytes;) {
+		struct raid_extent ext;
+		int present = 0;
+		g.arr->ops->map(&g.arr->geo, g.arr->level_priv, off, &ext);
+		for (int i = 0; i < ext.nr_copies; i++)
+			present += !missing[ext.copies[i].role];
+		redundancy_left = present >= 2;
+		off += ext.len_bytes;
 	}
 	uint64_t mismatch_sectors = 1;
 	int rc = array_check(g.arr, &mismatch_sectors);

@@ -42,13 +42,6 @@ MNT=$WORK/mnt
 mkdir -p "$MNT"
 track_mount "$MNT"
 
-# data_off MEMBER: byte offset of the member's data area.
-data_off() {
-	local s
-	s=$("$R" examine "$1" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p' | head -n1)
-	[ -n "$s" ] || fail "no Data Offset in raidfuse examine $1"
-	echo $((s * 512))
-}
 # garble MEMBER OFFSET: 4 KiB of random bytes at OFFSET of the data area.
 garble() {
 	local at=$(($(data_off "$1") + $2))
@@ -211,16 +204,24 @@ umnt
 col_sum() {
 	dd if="$1" bs=4096 skip=$(($(data_off "$1") / 4096 + $2)) count=1 status=none | sha256sum
 }
-good=$(col_sum b2 10)
-garble b3 $((10 * 4096))
-log_bad b2 16 8 || fail "log sectors of role 2, column 2"
-mnt_ok "raid6 less one (bad blocks)" --run b0 b2 b3 b4
-[ "$(scrub check)" = 8 ] ||
-	fail "raid6 less one, a logged column: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 8"
-grep -q "role 2) corrected: 4 KiB" "$MNT/.raidfuse/log" ||
-	fail "raid6 less one: the logged column was not rewritten alone: $(grep corrected "$MNT/.raidfuse/log")"
-umnt
-[ "$(col_sum b2 10)" = "$good" ] || fail "raid6 less one: the check rewrote a good column of role 2"
+# logged_alone LABEL GOOD BAD MEMBER...: page 10 of BAD garbled, page 2 of
+# GOOD logged as bad; mounted --run on MEMBER...: a check counts the
+# garbled page (8), rewrites the logged page alone (4 KiB) and leaves
+# GOOD's page 10 as it was.
+logged_alone() {
+	local label=$1 goodm=$2 badm=$3 good
+	shift 3
+	good=$(col_sum "$goodm" 10)
+	garble "$badm" $((10 * 4096))
+	log_bad "$goodm" 16 8 || fail "$label: log sectors 16-23 of $goodm"
+	mnt_ok "$label" --run "$@"
+	[ "$(scrub check)" = 8 ] || fail "$label: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 8"
+	grep -q "role 2) corrected: 4 KiB" "$MNT/.raidfuse/log" ||
+		fail "$label: the logged page was not rewritten alone: $(grep corrected "$MNT/.raidfuse/log")"
+	umnt
+	[ "$(col_sum "$goodm" 10)" = "$good" ] || fail "$label: the check rewrote a good page of $goodm"
+}
+logged_alone "raid6 less one, a logged column" b2 b3 b0 b2 b3 b4
 log "ok: raid6 less one: a logged column is rebuilt alone; the garbled column of the row is counted (8)"
 
 # ---- 7. a logged page of a copy mends that page only -------------------------
@@ -228,14 +229,5 @@ log "ok: raid6 less one: a logged column is rebuilt alone; the garbled column of
 mnt_ok "raid1 x3" k0 k1 k2
 fill_volume
 umnt
-good=$(col_sum k2 10)
-garble k1 $((10 * 4096))
-log_bad k2 16 8 || fail "log sectors of role 2, page 2"
-mnt_ok "raid1 x3 less one (bad blocks)" --run k1 k2
-[ "$(scrub check)" = 8 ] ||
-	fail "raid1 x3 less one, a logged page: check found $(cat "$MNT/.raidfuse/mismatch_cnt"), not 8"
-grep -q "role 2) corrected: 4 KiB" "$MNT/.raidfuse/log" ||
-	fail "raid1 x3 less one: the logged page was not mended alone: $(grep corrected "$MNT/.raidfuse/log")"
-umnt
-[ "$(col_sum k2 10)" = "$good" ] || fail "raid1 x3 less one: the check rewrote a good page of role 2"
+logged_alone "raid1 x3 less one, a logged page" k2 k1 k1 k2
 log "ok: raid1 x3 less one: a logged page is mended alone; the garbled page is counted (8)"

@@ -140,6 +140,14 @@ dev_of() {
 	return 1
 }
 
+# data_off MEMBER: byte offset of the member's data area.
+data_off() {
+	local s
+	s=$("$RAIDFUSE" examine "$1" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p' | head -n1)
+	[ -n "$s" ] || fail "no Data Offset in raidfuse examine $1"
+	echo $((s * 512))
+}
+
 # md_sb_patch MEMBER FIELD=VALUE...: rewrite fields of a member's md 1.2
 # superblock and its checksum (as md_super_csum computes it), for states a
 # crash or md leaves that a test cannot reach otherwise. FIELDs: events,

@@ -50,13 +50,6 @@ _mend_cleanup() {
 }
 trap _mend_cleanup EXIT
 
-# data_off MEMBER: byte offset of the member's data area.
-data_off() {
-	local s
-	s=$("$RAIDFUSE" examine "$1" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p' | head -n1)
-	[ -n "$s" ] || fail "no Data Offset in raidfuse examine $1"
-	echo $((s * 512))
-}
 # member_bytes MEMBER OFF LEN: LEN bytes of the member's data area at OFF.
 member_bytes() {
 	dd if="$1" bs=64K iflag=skip_bytes,count_bytes skip=$(($(data_off "$1") + $2)) count="$3" \

@@ -671,7 +671,9 @@ struct extent_compare {
 };
 
 /* Compare every copy of one extent with the first copy that reads,
- * counting mismatched sectors per 4 KiB page as md does; repair writes
+ * counting 8 sectors per mismatched 4 KiB page, as md's raid5 counts a
+ * stripe (md's raid1/raid10 count their whole resync block, up to 128
+ * sectors, per copy that differs: raidfuse's count is finer); repair writes
  * that copy over each copy that differs. A copy that cannot be read (an
  * I/O error, a sector in md's bad block log) is mended from it, in check
  * too, as md's sync does. Copies on missing members are passed over, as

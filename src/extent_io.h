@@ -19,8 +19,8 @@ int extent_io_zero(struct raid_array *a, size_t len, uint64_t off);
 /* Make every copy of what lies at [sync_lo, sync_hi) of the resync
  * address space equal to the first present one (resync). */
 int extent_io_resync(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi);
-/* Compare every copy with the first, counting mismatched sectors per
- * 4 KiB page as md does. */
+/* Compare every copy with the first, counting 8 sectors per mismatched
+ * 4 KiB page (md's raid1/raid10 count their whole resync block). */
 int extent_io_check(struct raid_array *a, uint64_t *mismatch_sectors);
 uint64_t extent_io_scrub_units(const struct raid_array *a);
 void *extent_io_scrub_begin(struct raid_array *a);

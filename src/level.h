@@ -109,9 +109,10 @@ struct raid_level_ops {
 	int (*resync)(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi);
 
 	/* Compare redundancy with data over the whole array, reading the
-	 * members (not any cache); count mismatched sectors as md's
-	 * mismatch_cnt does (per 4 KiB page: 8). Every member must be
-	 * present. NULL for levels without redundancy. */
+	 * members (not any cache); count mismatched sectors, 8 per 4 KiB
+	 * page (md's raid5/6 count so; its raid1/raid10 count their whole
+	 * resync block). A degraded array is compared over the redundancy it
+	 * has left. NULL for levels without redundancy. */
 	int (*check)(struct raid_array *a, uint64_t *mismatch_sectors);
 
 	/* Online scrub (md's check/repair) in units the level chooses (rows,

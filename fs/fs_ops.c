@@ -570,8 +570,10 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	int zero_mode = mode & ~FALLOC_FL_KEEP_SIZE;
 
 	(void)fi;
+	/* Allocating (mode 0, or KEEP_SIZE alone) has nothing to do. */
+	bool allocate = zero_mode == 0;
 	if (ino != FS_INO_VOLUME ||
-	    (mode != 0 && mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) &&
+	    (!allocate && mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) &&
 	     zero_mode != FALLOC_FL_ZERO_RANGE)) {
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
@@ -589,7 +591,7 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	}
 	if (last > end)
 		last = end;
-	if (mode == 0 || first >= last) {
+	if (allocate || first >= last) {
 		fuse_reply_err(req, 0);
 		return;
 	}

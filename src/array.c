@@ -1510,16 +1510,26 @@ int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
-int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
+/* What refuses a write (or a zeroing) of [off, off + len) before it
+ * starts: 1 when there is nothing to do, 0 to go on, or -errno. */
+static int array_write_admit(struct raid_array *a, uint64_t len, uint64_t off)
 {
 	if (a->read_only || !a->started)
 		return -EROFS;
 	if (off > a->geo.array_bytes || len > a->geo.array_bytes - off)
 		return -ENOSPC;
 	if (len == 0)
-		return 0;
+		return 1;
 	if (atomic_load(&a->broken))
 		return -EIO;
+	return 0;
+}
+
+int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
+{
+	int admit = array_write_admit(a, len, off);
+	if (admit != 0)
+		return admit < 0 ? admit : 0;
 	atomic_fetch_add_explicit(&a->user_bytes, len, memory_order_relaxed);
 	int rc = array_workers_start(a);
 	if (rc == 0)
@@ -1543,12 +1553,9 @@ int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
 
 	if (!a->ops->zero)
 		return -EOPNOTSUPP;
-	if (a->read_only || !a->started)
-		return -EROFS;
-	if (off > a->geo.array_bytes || len > a->geo.array_bytes - off)
-		return -ENOSPC;
-	if (atomic_load(&a->broken))
-		return -EIO;
+	int admit = array_write_admit(a, len, off);
+	if (admit != 0)
+		return admit < 0 ? admit : 0;
 	int rc = array_workers_start(a);
 	for (uint64_t done = 0; done < len && rc == 0;) {
 		uint64_t piece = len - done < piece_max ? len - done : piece_max;

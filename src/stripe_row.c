@@ -291,6 +291,26 @@ static void band_vec_roles(struct band_vec *v, const struct stripe_row *r, int n
 	v->nr_slots = nr_data + nr_parity;
 }
 
+/* Reads of the row's parity into stored (slot s's at (s - nr_data) *
+ * stride), for columns [c0, c1): only of the parity roles present, as a
+ * degraded RAID6 compares what it has left. Returns which were added (bit
+ * p for parity p). */
+static int band_io_add_parity_present(struct band_io *io, struct raid_array *a,
+                                      const struct stripe_row *r, const struct band_vec *v,
+                                      uint8_t *stored, size_t stride, uint32_t c0, uint32_t c1)
+{
+	int nr_data = r->lay.nr_data, present_mask = 0;
+
+	for (int s = nr_data; s < v->nr_slots; s++) {
+		if (!role_present(a, v->role[s]))
+			continue;
+		present_mask |= 1 << (s - nr_data);
+		band_io_add(io, a, r, v->role[s], stored + (size_t)(s - nr_data) * stride, c0, c1,
+		            false);
+	}
+	return present_mask;
+}
+
 /* Bring the invalid columns of a uniform band into memory for the chunks
  * in want (all invalid chunks if want_all), rebuilding from parity when a
  * wanted chunk's member is missing. */
@@ -1055,14 +1075,8 @@ int stripe_row_sync_columns(struct raid_array *a, struct stripe_row *r,
 		bool write = mode == STRIPE_SYNC_REWRITE;
 		if (!write) {
 			struct band_io io = { .nr = 0 };
-			int present_mask = 0; /* parity of a degraded RAID6: what is left */
-			for (int s = nr_data; s < v.nr_slots; s++) {
-				if (!role_present(a, v.role[s]))
-					continue;
-				present_mask |= 1 << (s - nr_data);
-				band_io_add(&io, a, r, v.role[s], stored + (size_t)(s - nr_data) * COLUMN,
-				            c, c + 1, false);
-			}
+			int present_mask =
+				band_io_add_parity_present(&io, a, r, &v, stored, COLUMN, c, c + 1);
 			rc = band_io_run(&io, a);
 			bool differs = false;
 			for (int p = 0; p < nr_parity && rc == 0; p++)
@@ -1162,14 +1176,7 @@ int stripe_row_check(struct raid_array *a, struct stripe_row *r, uint64_t *bad_c
 	/* A degraded RAID6 compares the parity it has: P when Q is missing,
 	 * Q otherwise (a missing data chunk was rebuilt from P, which then
 	 * agrees by construction), as md's handle_parity_checks6. */
-	int present_mask = 0;
-	for (int s = nr_data; s < v.nr_slots; s++) {
-		if (!role_present(a, v.role[s]))
-			continue;
-		present_mask |= 1 << (s - nr_data);
-		band_io_add(&io, a, r, v.role[s], scratch + (size_t)(s - nr_data) * len, 0,
-		            r->nr_columns, false);
-	}
+	int present_mask = band_io_add_parity_present(&io, a, r, &v, scratch, len, 0, r->nr_columns);
 	int rc = band_io_run(&io, a);
 	if (rc < 0)
 		return rc;

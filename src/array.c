@@ -1547,9 +1547,18 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 
 int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
 {
-	/* Pieces the size of a large write: a discard of a whole volume
-	 * does not hold a lock region or a bitmap count for long. */
-	const uint64_t piece_max = 64ull << 20;
+	/* Pieces the size of a large write, so that a discard of a whole
+	 * volume does not hold rows or a bitmap count for long, ending on
+	 * whole stripes (data chunks across the members), so that a parity
+	 * level zeroes whole rows rather than writing zeros into parts of
+	 * two rows at each seam. */
+	uint64_t stripe_bytes = a->geo.chunk_bytes
+	                                ? (uint64_t)a->geo.chunk_bytes *
+	                                          (uint64_t)(a->geo.raid_disks - a->ops->max_parity)
+	                                : 1;
+	uint64_t piece_max = (64ull << 20) / stripe_bytes * stripe_bytes;
+	if (piece_max == 0)
+		piece_max = stripe_bytes;
 
 	if (!a->ops->zero)
 		return -EOPNOTSUPP;
@@ -1558,7 +1567,8 @@ int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
 		return admit < 0 ? admit : 0;
 	int rc = array_workers_start(a);
 	for (uint64_t done = 0; done < len && rc == 0;) {
-		uint64_t piece = len - done < piece_max ? len - done : piece_max;
+		uint64_t at = off + done, seam = (at / piece_max + 1) * piece_max;
+		uint64_t piece = len - done < seam - at ? len - done : seam - at;
 		atomic_fetch_add_explicit(&a->user_bytes, piece, memory_order_relaxed);
 		rc = a->ops->zero(a, (size_t)piece, off + done);
 		done += piece;

@@ -143,6 +143,7 @@ const struct raid_level_ops raid_level_raid6 = {
 	.can_run = raid6_can_run,
 	.read = stripe_io_read,
 	.write = stripe_io_write,
+	.zero = stripe_io_zero,
 	.check = stripe_io_check,
 	.resync = stripe_io_resync,
 	.attach = stripe_io_attach,

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1053,6 +1054,103 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 	return rc < 0 ? rc : wrc;
 }
 
+/* Up to max consecutive rows from run[0]'s (acquired) on, each taken
+ * only if that needs no waiting, as in run_extend; their waiting
+ * gathered writes are taken in first (they are older than the zeros). */
+static int zero_run_extend(struct stripe_cache *c, struct cache_entry *run[], int max)
+{
+	int nr = 1;
+
+	while (nr < max) {
+		struct cache_entry *e;
+
+		pthread_mutex_lock(&c->lock);
+		int rc = entry_get_locked(c, run[0]->r.row + (uint64_t)nr, false, &e);
+		pthread_mutex_unlock(&c->lock);
+		if (rc < 0)
+			break;
+		if (pthread_mutex_trylock(&e->lock) != 0) {
+			entry_put(c, e);
+			break;
+		}
+		run[nr++] = e;
+	}
+	return nr;
+}
+
+/* Whole rows [row, row + nr_rows) zeroed, up to a run at a time. Returns
+ * how many rows were done (the first call may do fewer than asked). */
+static int rows_zero(struct stripe_cache *c, uint64_t row, int nr_rows, int *rc_out)
+{
+	struct raid_array *a = c->a;
+	struct cache_entry *run[STRIPE_ZERO_RUN_MAX_ROWS];
+	struct stripe_row *rows[STRIPE_ZERO_RUN_MAX_ROWS];
+	int max = nr_rows < STRIPE_ZERO_RUN_MAX_ROWS ? nr_rows : STRIPE_ZERO_RUN_MAX_ROWS;
+	/* Leave most of a small cache to the other requests. */
+	if ((size_t)max > c->max_entries / 2)
+		max = c->max_entries / 2 > 1 ? (int)(c->max_entries / 2) : 1;
+
+	int rc = entry_acquire(c, row, &run[0]);
+	if (rc < 0) {
+		*rc_out = rc;
+		return 0;
+	}
+	int nr = max > 1 ? zero_run_extend(c, run, max) : 1;
+	for (int i = 0; i < nr && rc == 0; i++)
+		if (run[i]->gather)
+			rc = gather_absorb(c, run[i]);
+	for (int i = 0; i < nr; i++)
+		rows[i] = &run[i]->r;
+	uint64_t dev_off = rows[0]->lay.member_off_bytes, dev_len = (uint64_t)nr * a->geo.chunk_bytes;
+	if (rc == 0) {
+		/* counted in flight even when its store fails */
+		rc = bitmap_start_write(a, dev_off, dev_len);
+		if (rc == 0)
+			rc = stripe_rows_zero(a, rows, nr);
+		bitmap_end_write(a, dev_off, dev_len);
+	}
+	if (rc == 0)
+		atomic_fetch_add(&c->counters.zeroed_rows, (uint64_t)nr);
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < nr; i++) {
+		run[i]->read_ahead = false;
+		pthread_mutex_unlock(&run[i]->lock);
+		entry_put_locked(c, run[i]);
+	}
+	pthread_mutex_unlock(&c->lock);
+	*rc_out = rc;
+	return nr;
+}
+
+int stripe_cache_zero(struct raid_array *a, size_t len, uint64_t off)
+{
+	struct stripe_cache *c = a->cache;
+	uint64_t row_bytes = cache_row_bytes(a);
+	char *zeros = NULL;
+	int rc = 0;
+
+	while (len > 0 && rc == 0) {
+		uint64_t row = off / row_bytes, in_row = off % row_bytes;
+		size_t piece = row_bytes - in_row < len ? (size_t)(row_bytes - in_row) : len;
+
+		if (piece == row_bytes) {
+			uint64_t nr_whole = len / row_bytes;
+			int nr = rows_zero(c, row, nr_whole > INT_MAX ? INT_MAX : (int)nr_whole, &rc);
+			piece = (size_t)nr * (size_t)row_bytes;
+		} else {
+			/* Part of a row: zeros written through the cache like
+			 * any write, so the rest of the row keeps its parity. */
+			if (!zeros)
+				zeros = calloc(1, (size_t)row_bytes);
+			rc = zeros ? stripe_cache_write(a, zeros, piece, off) : -ENOMEM;
+		}
+		off += piece;
+		len -= piece;
+	}
+	free(zeros);
+	return rc;
+}
+
 int stripe_cache_hold(struct raid_array *a, uint64_t row, void **handle)
 {
 	struct stripe_cache *c = a->cache;
@@ -1133,7 +1231,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 "\nrun_row_writes: %" PRIu64
 	                 "\nrmw_writes: %" PRIu64 "\nrcw_writes: %" PRIu64
 	                 "\ndegraded_writes: %" PRIu64 "\nreadahead_rows: %" PRIu64
-	                 "\nreadahead_hits: %" PRIu64 "\n",
+	                 "\nreadahead_hits: %" PRIu64 "\nzeroed_rows: %" PRIu64 "\n",
 	                 a->tuning.write_back ? "write-back" : "write-through",
 	                 a->tuning.cache_bytes >> 20, rows, c->max_entries, dirty,
 	                 (uint64_t)atomic_load(&n->hits), (uint64_t)atomic_load(&n->misses),
@@ -1146,6 +1244,7 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 (uint64_t)atomic_load(&n->rmw_writes), (uint64_t)atomic_load(&n->rcw_writes),
 	                 (uint64_t)atomic_load(&n->degraded_writes),
 	                 (uint64_t)atomic_load(&n->readahead_rows),
-	                 (uint64_t)atomic_load(&n->readahead_hits));
+	                 (uint64_t)atomic_load(&n->readahead_hits),
+	                 (uint64_t)atomic_load(&n->zeroed_rows));
 	return w < 0 ? 0 : ((size_t)w < len ? (size_t)w : len);
 }

@@ -34,6 +34,7 @@ struct stripe_cache_counters {
 	atomic_uint_fast64_t degraded_writes; /* bands written with a member missing */
 	atomic_uint_fast64_t readahead_rows;  /* rows read ahead */
 	atomic_uint_fast64_t readahead_hits;  /* reads served by a row read ahead */
+	atomic_uint_fast64_t zeroed_rows;     /* whole rows zeroed on the members (discard) */
 };
 
 int stripe_cache_create(struct raid_array *a, struct stripe_cache **out);
@@ -42,6 +43,11 @@ void stripe_cache_destroy(struct stripe_cache *cache);
 
 int stripe_cache_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
+/* Zeros over [off, off + len) (a discard): whole rows zeroed on every
+ * member, data and parity, with no reads (their cached contents
+ * dropped); the parts of rows at the ends written as zeros through the
+ * cache. */
+int stripe_cache_zero(struct raid_array *a, size_t len, uint64_t off);
 /* Write out every row that was dirty when the call began. 0 or -errno. */
 int stripe_cache_flush(struct raid_array *a);
 

@@ -94,6 +94,11 @@ int stripe_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t 
 	return stripe_cache_write(a, buf, len, off);
 }
 
+int stripe_io_zero(struct raid_array *a, size_t len, uint64_t off)
+{
+	return stripe_cache_zero(a, len, off);
+}
+
 int stripe_io_check(struct raid_array *a, uint64_t *mismatch_sectors)
 {
 	uint64_t rows = a->geo.dev_bytes / a->geo.chunk_bytes, bad_columns = 0;

@@ -25,6 +25,7 @@ void stripe_map(const struct raid_geometry *geo, const void *priv, uint64_t off,
 
 int stripe_io_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int stripe_io_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
+int stripe_io_zero(struct raid_array *a, size_t len, uint64_t off);
 /* Recompute every row's parity from its data (healthy arrays only). */
 int stripe_io_resync(struct raid_array *a, uint64_t dev_lo, uint64_t dev_hi);
 int stripe_io_check(struct raid_array *a, uint64_t *mismatch_sectors);

@@ -963,6 +963,64 @@ int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[
 	return rc;
 }
 
+/* Zeros to role's chunks of rows[0..nr_rows) (data and parity alike),
+ * queued on io: one request for the whole run when as_run, else one
+ * row's (nr_rows 1), as a write reaches the role's members (the one being
+ * rebuilt or copied included where it is done). */
+static void rows_zero_role(struct band_io *io, struct raid_array *a, struct stripe_row *const rows[],
+                           int nr_rows, int role, bool as_run)
+{
+	if (!as_run) {
+		if (!role_writable(a, rows[0], role, 0, rows[0]->nr_columns))
+			return;
+		int first = io->nr;
+		band_io_add(io, a, rows[0], role, NULL, 0, rows[0]->nr_columns, true);
+		for (int q = first; q < io->nr; q++)
+			io->reqs[q].zero = true;
+		return;
+	}
+	struct member *m = array_write_target(a, role, rows[0]->lay.member_off_bytes,
+	                                      (uint64_t)nr_rows * a->geo.chunk_bytes);
+	if (!m)
+		return;
+	io->reqs[io->nr] = (struct io_req){ .member = m,
+	                                    .len_bytes = (size_t)nr_rows * a->geo.chunk_bytes,
+	                                    .data_off_bytes = rows[0]->lay.member_off_bytes,
+	                                    .is_write = true,
+	                                    .zero = true };
+	io->roles[io->nr++] = role;
+}
+
+int stripe_rows_zero(struct raid_array *a, struct stripe_row *const rows[], int nr_rows)
+{
+	uint64_t chunk = a->geo.chunk_bytes;
+	/* Consecutive rows are neighbours on every member: one request per
+	 * member for all of them, unless a member is being rebuilt or
+	 * copied, whose progress is per range (then row by row). */
+	bool as_run = true;
+	int rc = 0;
+
+	for (int i = 1; i < nr_rows; i++)
+		as_run &= rows[i]->lay.member_off_bytes ==
+		          rows[0]->lay.member_off_bytes + (uint64_t)i * chunk;
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		as_run &= a->rebuilding[role] == NULL;
+	suspects_clear();
+	int group = as_run ? nr_rows : 1;
+	for (int first = 0; first < nr_rows && rc == 0; first += group) {
+		struct band_io io = { .nr = 0 };
+
+		for (int role = 0; role < a->geo.raid_disks; role++)
+			rows_zero_role(&io, a, rows + first, group, role, as_run);
+		rc = band_io_run(&io, a);
+	}
+	/* What the rows held is superseded, and after a failed write only
+	 * the members can say what they hold: either way, read it again. */
+	for (int i = 0; i < nr_rows; i++)
+		stripe_row_reset(rows[i], a, rows[i]->row);
+	return rc;
+}
+
 bool stripe_row_chunk_held(const struct stripe_row *r, int k)
 {
 	return memchr(r->state[k], COLUMN_INVALID, r->nr_columns) == NULL;

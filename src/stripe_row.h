@@ -123,8 +123,18 @@ int stripe_row_write_whole(struct raid_array *a, struct stripe_row *r,
  * consecutive, a source NULL, a member missing or being rebuilt) go row
  * by row. */
 #define STRIPE_RUN_MAX_ROWS 32
+/* Rows a discard zeroes at a time: one request per member for all of
+ * them, while the rows are held from every other request. */
+#define STRIPE_ZERO_RUN_MAX_ROWS 256
 int stripe_rows_write_whole(struct raid_array *a, struct stripe_row *const rows[], int nr_rows,
                             const void *const chunk_src[], struct stripe_row_stats *stats);
+/* Zeros over the whole of rows[0..nr_rows), data and parity (a discard
+ * of the volume): parity of zeros is zeros, P and Q alike, so nothing is
+ * read or computed, and a degraded row stays consistent (its missing
+ * chunk reads as zeros). The members free the space where they can. The
+ * rows' columns become invalid (dirty ones dropped: the zeros supersede
+ * them). Caller holds the rows and has them marked in the bitmap. */
+int stripe_rows_zero(struct raid_array *a, struct stripe_row *const rows[], int nr_rows);
 /* How many rows a run should hold: as many as fit the bytes the CPU's
  * cache keeps between the parity pass and the member writes (1 for rows
  * that fill it alone). */

@@ -1,27 +1,33 @@
 #!/bin/bash
 # discard.sh - punching holes in and zeroing ranges of volume.img (what a
-# loop device's discard and write-zeroes, fstrim and mkfs send), on the
-# levels that offer it (linear, RAID0, RAID1, RAID10):
+# loop device's discard and write-zeroes, fstrim and mkfs send), on every
+# level:
 #  1. per level, on sparse member files: an aligned hole, an unaligned one
 #     (1000 bytes at 1000) and a zeroed range (fallocate -z) read back as
 #     zeros, every other byte as written; the members give back the space
-#     of the aligned hole (on every copy); a check finds 0 mismatches and
-#     the offline verify 0; a range reaching past the end is zeroed up to
-#     the end with --keep-size, and growing the volume is refused (EFBIG);
-#  2. RAID1 with a rebuild running: a hole punched over the rebuilt part,
-#     the part still to copy and the boundary leaves both copies equal
-#     once the rebuild ends (verify 0) and the volume reading zeros there;
-#  3. RAID5: not offered (EOPNOTSUPP, as md's raid456 without
-#     devices_handle_discard_safely), nothing changed;
-#  4. mkfs.ext4 on a loop device over a RAID10 volume discards it (the
-#     members become sparse), a file written and removed is given back by
-#     fstrim, e2fsck is clean and the check finds 0.
+#     of the aligned hole (on every copy; on RAID5/6 data and parity of
+#     the whole rows in it); a check finds 0 mismatches and the offline
+#     verify 0; a range reaching past the end is zeroed up to the end with
+#     --keep-size, and growing the volume is refused (EFBIG);
+#  2. RAID1 and RAID5 with a rebuild running: a hole punched over the
+#     rebuilt part, the part still to copy and the boundary leaves the
+#     members consistent once the rebuild ends (verify 0) and the volume
+#     reading zeros there;
+#  3. RAID5 and RAID6 with a small write-back cache: holes punched over
+#     rows the cache holds dirty read back as zeros (the cached bytes are
+#     dropped, not written over the zeros later), on a RAID6 missing two
+#     members too, whose rebuild then gives verify 0; and fio random
+#     writes with holes punched at random alongside leave no torn row
+#     (check 0);
+#  4. mkfs.ext4 on a loop device over a RAID10 and a RAID5 volume discards
+#     it (the members become sparse), a file written and removed is given
+#     back by fstrim, e2fsck is clean and the check finds 0.
 # Why: punching was refused (EOPNOTSUPP), so member files only ever grew,
 # and fstrim inside the volume freed nothing on the host.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_root
-require_cmd fallocate losetup mkfs.ext4 e2fsck fstrim python3
+require_cmd fallocate losetup mkfs.ext4 e2fsck fstrim python3 fio
 
 cd "$WORK"
 R=$RAIDFUSE
@@ -62,11 +68,13 @@ scrub_check() {
 }
 M=$((1024 * 1024))
 
-# ---- 1. every level that offers it -------------------------------------------
-# name level members copies extra-create-args
-for spec in "linear linear 2 1" "raid0 0 3 1 -c 64K" "raid1 1 2 2" "raid10-n2 10 4 2 -c 64K" \
-	"raid10-f2 10 3 2 -c 64K -p f2"; do
-	read -r name level n copies extra <<<"$spec"
+# ---- 1. every level ----------------------------------------------------------
+# name level members space redundant extra-create-args; space: member bytes
+# a hole frees per volume byte (copies, or members over data members)
+for spec in "linear linear 2 1/1 0" "raid0 0 3 1/1 0 -c 64K" "raid1 1 2 2/1 1" \
+	"raid10-n2 10 4 2/1 1 -c 64K" "raid10-f2 10 3 2/1 1 -c 64K -p f2" \
+	"raid5 5 3 3/2 1 -c 64K" "raid6 6 5 5/3 1 -c 64K"; do
+	read -r name level n space redundant extra <<<"$spec"
 	members=()
 	for ((i = 0; i < n; i++)); do members+=("$name$i"); done
 	# shellcheck disable=SC2086
@@ -86,74 +94,159 @@ for spec in "linear linear 2 1" "raid0 0 3 1 -c 64K" "raid1 1 2 2" "raid10-n2 10
 	grep -q "too large" err || fail "$name: growing: $(cat err)"
 	same_as_ref "$name" $((4 * M)):$((16 * M)) 1000:1000 $((30 * M)):$((M + 512)) $((size - 4096)):4096
 	after=$(alloc_kib "${members[@]}")
-	freed=$((before - after)) want=$((16 * 1024 * copies * 9 / 10))
-	[ "$freed" -ge "$want" ] || fail "$name: members gave back $freed KiB of a 16 MiB hole x$copies (want >= $want)"
-	[ "$copies" = 1 ] || scrub_check "$name"
+	freed=$((before - after)) want=$((16 * 1024 * ${space%/*} / ${space#*/} * 9 / 10))
+	[ "$freed" -ge "$want" ] || fail "$name: members gave back $freed KiB of a 16 MiB hole x$space (want >= $want)"
+	[ "$redundant" = 0 ] || scrub_check "$name"
 	umnt
-	"$R" verify "${members[@]}" >verify.out 2>&1 || [ "$copies" = 1 ] ||
+	"$R" verify "${members[@]}" >verify.out 2>&1 || [ "$redundant" = 0 ] ||
 		fail "$name: verify: $(cat verify.out)"
-	log "ok: $name: holes and zeroed ranges read as zeros, the rest as written; $freed KiB given back; copies agree"
+	log "ok: $name: holes and zeroed ranges read as zeros, the rest as written; $freed KiB given back; redundancy agrees"
 done
 
-# ---- 2. RAID1 while a rebuild runs ------------------------------------------
-"$R" create -l 1 -n 2 -z 48M w0 w1 >/dev/null || fail "create raid1"
-mnt_ok "raid1" w0 w1
-size=$(stat -c %s "$MNT/volume.img")
-head -c "$size" /dev/urandom >ref
-dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "raid1: write"
-"$R" fail "$MNT" w1 >/dev/null && "$R" remove "$MNT" w1 >/dev/null || fail "raid1: fail/remove w1"
-truncate -s 48M w2
-echo 1 >"$MNT/.raidfuse/sync_speed_min" # or the floor (1000) wins, as in md
-echo 4000 >"$MNT/.raidfuse/sync_speed_max"
-"$R" add "$MNT" "$WORK/w2" >/dev/null || fail "raid1: add w2"
-for i in $(seq 100); do
-	done_s=$(cut -d' ' -f1 "$MNT/.raidfuse/sync_completed")
-	[ "$done_s" != none ] && [ "$done_s" -ge 16384 ] && break # 8 MiB rebuilt
-	sleep 0.1
+# ---- 2. RAID1 and RAID5 while a rebuild runs ---------------------------------
+for spec in "raid1 1 2" "raid5 5 3 -c 64K"; do
+	read -r name level n extra <<<"$spec"
+	members=()
+	for ((i = 0; i < n; i++)); do members+=("w$name$i"); done
+	last=${members[n - 1]}
+	# shellcheck disable=SC2086
+	"$R" create -l "$level" -n "$n" -z 48M $extra "${members[@]}" >/dev/null || fail "$name: create"
+	mnt_ok "$name" "${members[@]}"
+	size=$(stat -c %s "$MNT/volume.img")
+	head -c "$size" /dev/urandom >ref
+	dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "$name: write"
+	"$R" fail "$MNT" "$last" >/dev/null && "$R" remove "$MNT" "$last" >/dev/null ||
+		fail "$name: fail/remove $last"
+	truncate -s 48M "w${name}new"
+	echo 1 >"$MNT/.raidfuse/sync_speed_min" # or the floor (1000) wins, as in md
+	echo 4000 >"$MNT/.raidfuse/sync_speed_max"
+	"$R" add "$MNT" "$WORK/w${name}new" >/dev/null || fail "$name: add w${name}new"
+	for i in $(seq 100); do
+		done_s=$(cut -d' ' -f1 "$MNT/.raidfuse/sync_completed")
+		[ "$done_s" != none ] && [ "$done_s" -ge 16384 ] && break # 8 MiB rebuilt
+		sleep 0.1
+	done
+	[ "$done_s" != none ] && [ "$done_s" -lt 81920 ] || fail "$name: the rebuild is not halfway: $done_s"
+	fallocate --punch-hole --keep-size -o $((2 * M)) -l $((36 * M)) "$MNT/volume.img" ||
+		fail "$name: punching across the rebuild point"
+	echo 1000000 >"$MNT/.raidfuse/sync_speed_max"
+	"$R" wait "$MNT" >/dev/null || fail "$name: wait for the rebuild"
+	same_as_ref "$name rebuilt" $((2 * M)):$((36 * M))
+	umnt
+	unset 'members[n - 1]'
+	"$R" verify "${members[@]}" "w${name}new" >verify.out 2>&1 ||
+		fail "$name: verify after the rebuild: $(cat verify.out)"
+	log "ok: $name: a hole across the rebuild point ($((done_s / 2048)) MiB rebuilt) leaves the members consistent"
 done
-[ "$done_s" != none ] && [ "$done_s" -lt 81920 ] || fail "raid1: the rebuild is not halfway: $done_s"
-fallocate --punch-hole --keep-size -o $((2 * M)) -l $((36 * M)) "$MNT/volume.img" ||
-	fail "raid1: punching across the rebuild point"
-echo 1000000 >"$MNT/.raidfuse/sync_speed_max"
-"$R" wait "$MNT" >/dev/null || fail "raid1: wait for the rebuild"
-same_as_ref "raid1 rebuilt" $((2 * M)):$((36 * M))
-umnt
-"$R" verify w0 w2 >verify.out 2>&1 || fail "raid1: verify after the rebuild: $(cat verify.out)"
-log "ok: raid1: a hole across the rebuild point ($((done_s / 2048)) MiB rebuilt) leaves both copies equal"
 
-# ---- 3. RAID5: not offered ---------------------------------------------------
-"$R" create -l 5 -n 3 -c 64K -z 16M f0 f1 f2 >/dev/null || fail "create raid5"
-mnt_ok "raid5" f0 f1 f2
+# ---- 3. RAID5/6 with dirty rows in the cache, degraded, under fio -----------
+"$R" create -l 6 -n 5 -c 64K -z 32M d0 d1 d2 d3 d4 >/dev/null || fail "create raid6"
+mnt_ok "raid6 cached" d0 d1 d2 d3 d4 --cache-mib 16 --flush-age-ms 60000
 size=$(stat -c %s "$MNT/volume.img")
 head -c "$size" /dev/urandom >ref
-dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "raid5: write"
-if fallocate --punch-hole --keep-size -o 0 -l $M "$MNT/volume.img" 2>err; then fail "raid5: punch accepted"; fi
-grep -Eq "not supported|unsupported" err || fail "raid5: punch: $(cat err)"
-same_as_ref "raid5"
+dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "raid6: write"
+# Rows the cache holds: clean ones (read) over 4-6 MiB, dirty ones over 8-10
+# MiB (every other 4 KiB page written, not synced: no row is complete, so
+# none goes out at once).
+dd if="$MNT/volume.img" of=/dev/null bs=1M skip=4 count=2 status=none || fail "raid6: read"
+python3 - "$MNT/volume.img" ref <<'PY' || fail "raid6: rewriting every other page"
+import os, sys
+vol, ref = os.open(sys.argv[1], os.O_WRONLY), os.open(sys.argv[2], os.O_WRONLY)
+for off in range(8 << 20, 10 << 20, 8192):
+    page = os.urandom(4096)
+    os.pwrite(vol, page, off)
+    os.pwrite(ref, page, off)
+PY
+dirty=$(sed -n 's/^cache_dirty_rows: //p' "$MNT/.raidfuse/status")
+[ "${dirty:-0}" -ge 8 ] || fail "raid6: ${dirty:-0} dirty rows in the cache after the rewrite (want >= 8)"
+holes="$((4 * M + 100000)):$((M + 300000)) $((8 * M + 100000)):$((M + 300000))"
+for h in $holes; do
+	fallocate --punch-hole --keep-size -o "${h%:*}" -l "${h#*:}" "$MNT/volume.img" ||
+		fail "raid6: punching $h over cached rows"
+done
+# shellcheck disable=SC2086
+same_as_ref "raid6 over cached rows" $holes
+python3 -c 'import os,sys; fd=os.open(sys.argv[1],os.O_RDWR); os.fsync(fd)' "$MNT/volume.img"
+# shellcheck disable=SC2086
+same_as_ref "raid6 over cached rows, synced" $holes
+zeroed=$(sed -n 's/^zeroed_rows: //p' "$MNT/.raidfuse/status")
+[ "${zeroed:-0}" -gt 0 ] || fail "raid6: status counts no zeroed rows"
+# Two members missing: the holes reach the three left, and a rebuild of two
+# new members makes the rows whole again.
+"$R" fail "$MNT" d1 >/dev/null && "$R" remove "$MNT" d1 >/dev/null || fail "raid6: fail d1"
+"$R" fail "$MNT" d3 >/dev/null && "$R" remove "$MNT" d3 >/dev/null || fail "raid6: fail d3"
+fallocate --punch-hole --keep-size -o $((20 * M)) -l $((5 * M)) "$MNT/volume.img" ||
+	fail "raid6: punching with two members missing"
+fallocate -z -o $((40 * M + 4096)) -l 12288 "$MNT/volume.img" || fail "raid6: zeroing with two missing"
+holes="$holes $((20 * M)):$((5 * M)) $((40 * M + 4096)):12288"
+# shellcheck disable=SC2086
+same_as_ref "raid6 with two missing" $holes
+truncate -s 32M d5 d6
+"$R" add "$MNT" "$WORK/d5" >/dev/null && "$R" add "$MNT" "$WORK/d6" >/dev/null || fail "raid6: add d5 d6"
+"$R" wait "$MNT" >/dev/null || fail "raid6: wait for the rebuild"
+# shellcheck disable=SC2086
+same_as_ref "raid6 rebuilt" $holes
+scrub_check "raid6 rebuilt"
 umnt
-log "ok: raid5: punching is refused (EOPNOTSUPP), nothing changed"
+"$R" verify d0 d2 d4 d5 d6 >verify.out 2>&1 || fail "raid6: verify after the rebuild: $(cat verify.out)"
+log "ok: raid6: holes over dirty cached rows and with two members missing read as zeros; rebuilt, verify 0"
+
+# fio random writes in 4-64 KiB blocks while holes of 4 KiB to 1 MiB (whole
+# rows, parts of rows) are punched at random: a row torn between a flush and
+# a hole would leave its parity wrong.
+for spec in "raid5 5 4 --cache-mib 2" "raid6 6 5 --cache-mib 2" "raid5-nocache 5 4 --cache-mib 0"; do
+	read -r name level n opts <<<"$spec"
+	members=()
+	for ((i = 0; i < n; i++)); do members+=("s$name$i"); done
+	"$R" create -l "$level" -n "$n" -c 16K -z 16M "${members[@]}" >/dev/null || fail "$name: create"
+	# shellcheck disable=SC2086
+	mnt_ok "$name" "${members[@]}" $opts --flush-age-ms 50
+	size=$(stat -c %s "$MNT/volume.img")
+	fio --name=w --filename="$MNT/volume.img" --rw=randwrite --bsrange=4k-64k --ioengine=psync \
+		--numjobs=3 --size="$size" --time_based --runtime=6 --group_reporting >fio.out 2>&1 &
+	fio_pid=$!
+	punches=0
+	while kill -0 "$fio_pid" 2>/dev/null; do
+		off=$(((RANDOM * 32768 + RANDOM) % (size / 4096) * 4096))
+		len=$(((RANDOM % 256 + 1) * 4096))
+		fallocate --punch-hole --keep-size -o "$off" -l "$len" "$MNT/volume.img" ||
+			fail "$name: punch $len at $off under fio"
+		punches=$((punches + 1))
+	done
+	wait "$fio_pid" || fail "$name: fio: $(tail -5 fio.out)"
+	[ "$punches" -ge 20 ] || fail "$name: only $punches punches ran under fio"
+	scrub_check "$name under fio"
+	umnt
+	"$R" verify "${members[@]}" >verify.out 2>&1 || fail "$name: verify: $(cat verify.out)"
+	log "ok: $name: $punches holes punched under fio random writes, no torn row (check 0, verify 0)"
+done
 
 # ---- 4. mkfs.ext4 and fstrim through a loop device --------------------------
-"$R" create -l 10 -n 4 -c 64K -z 128M t0 t1 t2 t3 >/dev/null || fail "create raid10"
-mnt_ok "raid10" t0 t1 t2 t3
-dd if=/dev/urandom of="$MNT/volume.img" bs=1M count=200 conv=notrunc,fsync status=none ||
-	fail "raid10: fill"
-full=$(alloc_kib t0 t1 t2 t3)
-loopdev=$(losetup -f --show "$MNT/volume.img") || fail "losetup"
-mkfs.ext4 -q "$loopdev" || fail "mkfs.ext4"
-made=$(alloc_kib t0 t1 t2 t3)
-[ "$made" -lt $((full / 10)) ] || fail "mkfs.ext4's discard left $made KiB of $full KiB allocated"
-mount "$loopdev" fsm || fail "mount the ext4"
-dd if=/dev/urandom of=fsm/f bs=1M count=100 conv=fsync status=none || fail "write a file"
-used=$(alloc_kib t0 t1 t2 t3)
-rm fsm/f
-sync # the blocks are free for fstrim once the journal has committed
-fstrim fsm || fail "fstrim"
-trimmed=$(alloc_kib t0 t1 t2 t3)
-[ "$trimmed" -lt $((made + 20 * 1024)) ] || fail "fstrim left $trimmed KiB (after mkfs $made, with the file $used)"
-umount fsm || fail "umount the ext4"
-e2fsck -fn "$loopdev" >fsck.out 2>&1 || fail "e2fsck: $(cat fsck.out)"
-losetup -d "$loopdev" && loopdev=
-scrub_check "raid10 after fstrim"
-umnt
-log "ok: raid10: mkfs.ext4 discards ($full -> $made KiB on the members), fstrim gives a removed file back ($used -> $trimmed KiB), e2fsck clean, check 0"
+for spec in "raid10 10" "raid5 5"; do
+	read -r name level <<<"$spec"
+	t=(t${name}0 t${name}1 t${name}2 t${name}3)
+	"$R" create -l "$level" -n 4 -c 64K -z 128M "${t[@]}" >/dev/null || fail "create $name"
+	mnt_ok "$name" "${t[@]}"
+	dd if=/dev/urandom of="$MNT/volume.img" bs=1M count=200 conv=notrunc,fsync status=none ||
+		fail "$name: fill"
+	full=$(alloc_kib "${t[@]}")
+	loopdev=$(losetup -f --show "$MNT/volume.img") || fail "losetup"
+	mkfs.ext4 -q "$loopdev" || fail "$name: mkfs.ext4"
+	made=$(alloc_kib "${t[@]}")
+	[ "$made" -lt $((full / 10)) ] || fail "$name: mkfs.ext4's discard left $made KiB of $full KiB allocated"
+	mount "$loopdev" fsm || fail "$name: mount the ext4"
+	dd if=/dev/urandom of=fsm/f bs=1M count=100 conv=fsync status=none || fail "$name: write a file"
+	used=$(alloc_kib "${t[@]}")
+	rm fsm/f
+	sync # the blocks are free for fstrim once the journal has committed
+	fstrim fsm || fail "$name: fstrim"
+	trimmed=$(alloc_kib "${t[@]}")
+	[ "$trimmed" -lt $((made + 20 * 1024)) ] ||
+		fail "$name: fstrim left $trimmed KiB (after mkfs $made, with the file $used)"
+	umount fsm || fail "$name: umount the ext4"
+	e2fsck -fn "$loopdev" >fsck.out 2>&1 || fail "$name: e2fsck: $(cat fsck.out)"
+	losetup -d "$loopdev" && loopdev=
+	scrub_check "$name after fstrim"
+	umnt
+	log "ok: $name: mkfs.ext4 discards ($full -> $made KiB on the members), fstrim gives a removed file back ($used -> $trimmed KiB), e2fsck clean, check 0"
+done

@@ -3,9 +3,9 @@
  * For every level (linear, raid0, raid1, raid10 near-2 and far-2, raid5,
  * raid6) and chunk size (4 KiB, 64 KiB, 1 MiB where the level has chunks),
  * a fresh array of member files is created, assembled and started; then
- * thousands of random reads and writes (unaligned, crossing chunk and row
- * boundaries, whole rows, small 4 KiB-aligned pieces, the tail of the
- * volume) go to both the array and a plain byte buffer, and every read is
+ * thousands of random reads, writes and zeroings (discards; unaligned,
+ * crossing chunk and row boundaries, whole rows, small 4 KiB-aligned
+ * pieces, the tail of the volume) go to both the array and a plain byte buffer, and every read is
  * compared with the buffer. The array is then stopped and reassembled and
  * the whole volume compared; redundant levels are also read with every
  * member (and for raid6 and raid10 every pair) left out, and written
@@ -533,7 +533,18 @@ static void random_ops(const char *phase, int count)
 		size_t len;
 		pick_range(&off, &len);
 		int op = log_op(phase, off, len);
-		if (rnd(100) < 55) {
+		unsigned what = (unsigned)rnd(100);
+		if (what < 6) {
+			/* A discard: every level offers it. */
+			int rc = array_zero(g.arr, len, off);
+			cr_assert_eq(rc, 0,
+			             "%s: %s op #%d (#%d of the phase): array_zero off %" PRIu64
+			             " len %zu: rc %d",
+			             g.ctx, phase, op, i, off, len, rc);
+			memset(g.model + off, 0, len);
+			for (uint64_t s = off / SECTOR_BYTES; s <= (off + len - 1) / SECTOR_BYTES; s++)
+				g.stamp[s] = op;
+		} else if (what < 60) {
 			uint8_t *src = g.buf + 16 * rnd(4);
 			rnd_fill(src, len);
 			int rc = array_write(g.arr, src, len, off);

@@ -558,9 +558,10 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* The volume is fully allocated already: plain fallocate inside it is a
- * no-op. Punching a hole or zeroing a range (a loop device's discard and
- * write-zeroes, fstrim, mkfs) zeroes it in the engine, which frees member
- * space where it can; the size never changes. */
+ * no-op. Punching a hole (a loop device's discard: fstrim, mkfs) or
+ * zeroing a range (its write-zeroes) zeroes it in the engine, which frees
+ * member space where it can; a hole only where every member can zero
+ * without writing. The size never changes. */
 static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
                          struct fuse_file_info *fi)
 {
@@ -595,7 +596,8 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		fuse_reply_err(req, 0);
 		return;
 	}
-	int rc = array_zero(fs->array, last - first, first);
+	int rc = zero_mode == FALLOC_FL_ZERO_RANGE ? array_zero(fs->array, last - first, first)
+	                                           : array_discard(fs->array, last - first, first);
 	fuse_reply_err(req, rc < 0 ? -rc : 0);
 }
 

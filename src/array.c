@@ -1578,6 +1578,30 @@ int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
 	return rc;
 }
 
+int array_discard(struct raid_array *a, uint64_t len, uint64_t off)
+{
+	const struct member *writes_zeroes = NULL;
+
+	for (int role = 0; role < a->geo.raid_disks && !writes_zeroes; role++) {
+		/* Read once each: another thread may fail one out meanwhile. */
+		const struct member *serving = a->slot[role], *rebuilding = a->rebuilding[role];
+		if (serving && !member_zeroes_cheaply(serving))
+			writes_zeroes = serving;
+		else if (rebuilding && !member_zeroes_cheaply(rebuilding))
+			writes_zeroes = rebuilding;
+	}
+	if (writes_zeroes) {
+		if (!atomic_exchange(&a->discard_refusal_logged, true))
+			array_logf(a, "discard refused (not supported): %s zeroes a range only by "
+			           "writing every byte of it (no write-zeroes), which for a discard "
+			           "of the whole volume (mkfs) means writing every member; zeroing "
+			           "a range (fallocate -z) still works",
+			           writes_zeroes->abs_path);
+		return -EOPNOTSUPP;
+	}
+	return array_zero(a, len, off);
+}
+
 int array_check(struct raid_array *a, uint64_t *mismatch_sectors)
 {
 	*mismatch_sectors = 0;

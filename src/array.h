@@ -92,6 +92,7 @@ struct raid_array {
 	pthread_t bitmap_daemon;                 /* clears idle bits */
 	bool bitmap_daemon_running;
 	atomic_bool stopping;
+	atomic_bool discard_refusal_logged;      /* array_discard said why, once */
 
 	void (*log)(void *ctx, const char *msg); /* warnings and state changes */
 	void *log_ctx;
@@ -147,11 +148,15 @@ int array_stop(struct raid_array *a);
 int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);
 /* Zeros over [off, off + len) of the volume, freeing member space where
- * the level and the members can (holes punched in member files): what a
- * discard of the volume asks. -EOPNOTSUPP where the level does not offer
- * it (RAID5/6: md discards there only with devices_handle_discard_safely,
- * and raidfuse not yet), else as array_write. */
+ * the members can (holes punched in member files, a device's
+ * write-zeroes), written where they cannot (fallocate's ZERO_RANGE).
+ * -EOPNOTSUPP where the level does not offer it, else as array_write. */
 int array_zero(struct raid_array *a, uint64_t len, uint64_t off);
+/* A discard of [off, off + len) (fallocate's PUNCH_HOLE: fstrim, mkfs):
+ * array_zero where every member zeroes without writing; otherwise
+ * -EOPNOTSUPP, said once in the log, as md offers no discard over disks
+ * without it: a discard of a whole volume would write every member. */
+int array_discard(struct raid_array *a, uint64_t len, uint64_t off);
 /* Make everything written so far durable on every member. Reports (and
  * keeps reporting) any write error seen since assembly. */
 int array_flush(struct raid_array *a);

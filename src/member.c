@@ -18,6 +18,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -67,6 +68,31 @@ char *member_resolve_path(const char *path)
 	return strdup(joined);
 }
 
+/* Whether the device zeroes ranges without writing them (the block
+ * layer's write-zeroes, which may unmap). A disk without it has every
+ * zeroed byte written: a discard of a whole volume (mkfs) would take as
+ * long as filling every member. A partition's limits are its disk's. */
+static bool device_writes_zeroes(dev_t rdev)
+{
+	static const char *const limits[] = { "queue/write_zeroes_max_bytes",
+		                              "../queue/write_zeroes_max_bytes" };
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		char path[128];
+		unsigned long long max_bytes = 0;
+
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", major(rdev), minor(rdev),
+		         limits[i]);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		int got = fscanf(f, "%llu", &max_bytes);
+		fclose(f);
+		return got == 1 && max_bytes > 0;
+	}
+	return false;
+}
+
 int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen)
 {
 	struct stat st;
@@ -91,6 +117,7 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 	}
 	if (S_ISREG(st.st_mode)) {
 		m->file_bytes = (uint64_t)st.st_size;
+		m->zeroes_cheaply = true;
 	} else if (S_ISBLK(st.st_mode)) {
 		uint64_t dev_bytes = 0;
 		if (ioctl(fd, BLKGETSIZE64, &dev_bytes) < 0) {
@@ -101,6 +128,7 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 		}
 		m->file_bytes = dev_bytes;
 		m->is_block_device = true;
+		m->zeroes_cheaply = device_writes_zeroes(st.st_rdev);
 	} else {
 		close(fd);
 		return errmsg_fail(-EINVAL, err, errlen,
@@ -296,13 +324,17 @@ int member_zero_abs(struct member *m, uint64_t off_bytes, uint64_t len_bytes)
 		return -EIO;
 	if (len_bytes == 0)
 		return 0;
+	/* On a device, a punched hole is the block layer's write-zeroes
+	 * with unmapping allowed, and never written out (it fails instead);
+	 * BLKZEROOUT does not unmap, and writes zeros where the device has
+	 * no write-zeroes. */
+	if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off_bytes,
+	              (off_t)len_bytes) == 0)
+		return 0;
 	if (m->is_block_device) {
 		uint64_t range[2] = { off_bytes, len_bytes };
 		if ((off_bytes | len_bytes) % 512 == 0 && ioctl(m->fd, BLKZEROOUT, range) == 0)
 			return 0;
-	} else if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off_bytes,
-	                     (off_t)len_bytes) == 0) {
-		return 0;
 	}
 	for (uint64_t done = 0; done < len_bytes;) {
 		size_t n = len_bytes - done < sizeof(zeros) ? (size_t)(len_bytes - done) : sizeof(zeros);
@@ -323,6 +355,11 @@ int member_zero(struct member *m, uint64_t len_bytes, uint64_t data_off_bytes)
 	}
 	rc = member_zero_abs(m, m->data_offset_bytes + data_off_bytes, len_bytes);
 	return member_wrote(m, rc, data_off_bytes, len_bytes);
+}
+
+bool member_zeroes_cheaply(const struct member *m)
+{
+	return m->zeroes_cheaply && !(m->fault && m->fault->no_write_zeroes);
 }
 
 int member_write(struct member *m, const void *buf, size_t len_bytes, uint64_t data_off_bytes)

@@ -34,6 +34,9 @@ struct member {
 	int fd;                      /* -1 when closed */
 	bool read_only;
 	bool is_block_device;
+	/* Zeroes a range without writing it: a member file (holes), or a
+	 * device with write-zeroes (which may unmap). Read at open. */
+	bool zeroes_cheaply;
 	dev_t st_dev;                /* identity, to refuse the same member twice */
 	ino_t st_ino;
 	dev_t st_rdev;
@@ -108,6 +111,9 @@ int member_writev(struct member *m, const struct iovec *iov, int nr_iov, uint64_
  * range zeroed on a device (BLKZEROOUT, which may unmap it), zeros written
  * where neither works. member_zero_abs: at an absolute byte offset. */
 int member_zero(struct member *m, uint64_t len_bytes, uint64_t data_off_bytes);
+/* Whether member_zero frees or zeroes without writing every byte (see
+ * zeroes_cheaply; a drill can take it away: fault no-write-zeroes). */
+bool member_zeroes_cheaply(const struct member *m);
 int member_zero_abs(struct member *m, uint64_t off_bytes, uint64_t len_bytes);
 /* The same at an absolute byte offset of the file or device. */
 int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off_bytes);

@@ -53,6 +53,8 @@ int member_fault_parse(const char *text, size_t len, struct member_fault *out)
 			out->vanished = true;
 		} else if (strcmp(tok, "super-error") == 0) {
 			out->super_error = true;
+		} else if (strcmp(tok, "no-write-zeroes") == 0) {
+			out->no_write_zeroes = true;
 		} else if (strncmp(tok, "rate=", 5) == 0) {
 			char *end;
 			double rate = strtod(tok + 5, &end);
@@ -84,7 +86,7 @@ void member_fault_format(const struct member_fault *f, char *buf, size_t len)
 {
 	struct textbuf t = textbuf_init(buf, len);
 	if (!f || (!f->read_error && !f->write_error && !f->vanished && !f->super_error &&
-	           !f->latency_ms && f->corrupt_hi == 0)) {
+	           !f->latency_ms && f->corrupt_hi == 0 && !f->no_write_zeroes)) {
 		textbuf_appendf(&t, "none\n");
 		return;
 	}
@@ -107,6 +109,8 @@ void member_fault_format(const struct member_fault *f, char *buf, size_t len)
 		textbuf_appendf(&t, "vanish ");
 	if (f->super_error)
 		textbuf_appendf(&t, "super-error ");
+	if (f->no_write_zeroes)
+		textbuf_appendf(&t, "no-write-zeroes ");
 	if (t.used > 0 && t.used < len && buf[t.used - 1] == ' ')
 		buf[t.used - 1] = '\n';
 }

@@ -21,11 +21,12 @@ struct member_fault {
 	uint64_t corrupt_lo, corrupt_hi; /* reads of these bytes come back flipped */
 	bool vanished;            /* every request fails, superblock included */
 	bool super_error;         /* superblock writes fail, nothing else */
+	bool no_write_zeroes;     /* zeroes by writing, as a disk without write-zeroes */
 	uint64_t rng;
 };
 
 /* Parse "clear", or tokens: read-error write-error error rate=P (0..1)
- * range=OFF+LEN latency=MS corrupt=OFF+LEN vanish super-error. 0 or
+ * range=OFF+LEN latency=MS corrupt=OFF+LEN vanish super-error no-write-zeroes. 0 or
  * -EINVAL. */
 int member_fault_parse(const char *text, size_t len, struct member_fault *out);
 /* The settings as text (the same tokens). */

@@ -21,7 +21,13 @@
 #     (check 0);
 #  4. mkfs.ext4 on a loop device over a RAID10 and a RAID5 volume discards
 #     it (the members become sparse), a file written and removed is given
-#     back by fstrim, e2fsck is clean and the check finds 0.
+#     back by fstrim, e2fsck is clean and the check finds 0;
+#  5. members that are block devices: loop devices (which have
+#     write-zeroes) take a RAID5's holes, and their backing files give the
+#     space back; a member that can zero only by writing (a disk without
+#     write-zeroes, played by the fault no-write-zeroes, as no such disk is
+#     here) makes a punch fail with EOPNOTSUPP, said once in the log,
+#     nothing changed, while zeroing a range (fallocate -z) still works.
 # Why: punching was refused (EOPNOTSUPP), so member files only ever grew,
 # and fstrim inside the volume freed nothing on the host.
 . "$(dirname "$0")/lib.sh"
@@ -36,10 +42,12 @@ mkdir -p "$MNT" fsm
 track_mount "$MNT"
 track_mount "$WORK/fsm"
 loopdev=
+member_loops=()
 _discard_cleanup() {
 	mountpoint -q "$WORK/fsm" && umount "$WORK/fsm"
 	[ -z "$loopdev" ] || losetup -d "$loopdev" 2>/dev/null || true
 	_cleanup
+	for l in "${member_loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done
 }
 trap _discard_cleanup EXIT
 
@@ -250,3 +258,53 @@ for spec in "raid10 10" "raid5 5"; do
 	umnt
 	log "ok: $name: mkfs.ext4 discards ($full -> $made KiB on the members), fstrim gives a removed file back ($used -> $trimmed KiB), e2fsck clean, check 0"
 done
+
+# ---- 5. block device members; members that zero only by writing ------------
+truncate -s 48M b0 b1 b2
+for f in b0 b1 b2; do
+	l=$(losetup -f --show "$WORK/$f") || fail "losetup $f"
+	member_loops+=("$l")
+done
+wz=$(cat "/sys/class/block/${member_loops[0]#/dev/}/queue/write_zeroes_max_bytes")
+[ "$wz" -gt 0 ] || fail "loop devices here have no write-zeroes ($wz): the test needs them"
+"$R" create -l 5 -n 3 -c 64K "${member_loops[@]}" >/dev/null || fail "create raid5 on loop devices"
+mnt_ok "raid5 on loop devices" "${member_loops[@]}"
+size=$(stat -c %s "$MNT/volume.img")
+head -c "$size" /dev/urandom >ref
+dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "raid5 loops: write"
+sync
+before=$(alloc_kib b0 b1 b2)
+fallocate --punch-hole --keep-size -o $((3 * M)) -l $((24 * M)) "$MNT/volume.img" ||
+	fail "raid5 loops: punching 24 MiB"
+same_as_ref "raid5 on loop devices" $((3 * M)):$((24 * M))
+sync
+freed=$((before - $(alloc_kib b0 b1 b2)))
+[ "$freed" -ge $((24 * 1024 * 3 / 2 * 9 / 10)) ] ||
+	fail "raid5 loops: the loop devices' files gave back $freed KiB of a 24 MiB hole x3/2"
+scrub_check "raid5 on loop devices"
+log "ok: raid5 on loop devices (write-zeroes $wz bytes): a hole reads as zeros, $freed KiB given back, check 0"
+
+# A member that zeroes only by writing: discard refused, zeroing still works.
+dev=$(dev_of "$MNT" "${member_loops[1]}") || fail "no devN for ${member_loops[1]}"
+echo no-write-zeroes >"$MNT/.raidfuse/$dev/fault" || fail "cannot set no-write-zeroes"
+grep -q no-write-zeroes "$MNT/.raidfuse/$dev/fault" || fail "fault reads $(cat "$MNT/.raidfuse/$dev/fault")"
+dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "raid5 loops: rewrite"
+for i in 1 2; do
+	if fallocate --punch-hole --keep-size -o $((4 * M)) -l $((2 * M)) "$MNT/volume.img" 2>err; then
+		fail "raid5 loops: punch accepted with a member that zeroes by writing"
+	fi
+	grep -Eq "not supported|unsupported" err || fail "raid5 loops: punch: $(cat err)"
+done
+same_as_ref "raid5 loops, punch refused"
+n=$(grep -c "discard refused (not supported): ${member_loops[1]} zeroes a range only by writing" \
+	"$MNT/.raidfuse/log")
+[ "$n" = 1 ] || fail "the log says the refusal $n times (want once): $(tail -3 "$MNT/.raidfuse/log")"
+fallocate -z -o $((4 * M + 4096)) -l $((M + 1000)) "$MNT/volume.img" || fail "raid5 loops: zero range"
+same_as_ref "raid5 loops, zero range" $((4 * M + 4096)):$((M + 1000))
+echo clear >"$MNT/.raidfuse/$dev/fault"
+fallocate --punch-hole --keep-size -o $((4 * M)) -l $((2 * M)) "$MNT/volume.img" ||
+	fail "raid5 loops: punch after the fault was cleared"
+same_as_ref "raid5 loops, punched" $((4 * M)):$((2 * M))
+scrub_check "raid5 loops, after zeroing"
+umnt
+log "ok: a member that zeroes only by writing: punch refused (EOPNOTSUPP, logged once), nothing changed; fallocate -z zeroes; punch works again once cleared"

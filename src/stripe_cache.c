@@ -956,17 +956,16 @@ static void entry_written_unlock(struct stripe_cache *c, struct cache_entry *e)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Add the rows after run[0] (acquired, whole in this request) that can go
- * out with it as one run: up to max whole rows of the request, each taken
+/* The entries of up to max rows after run[0]'s (acquired), each taken
  * only if that needs no waiting (no cache slot to wait for, its lock
- * free), so holding several rows cannot deadlock. Returns how many rows
- * the run holds. */
-static int run_extend(struct stripe_cache *c, struct cache_entry *run[], int max)
+ * free), so that holding several rows cannot deadlock; with
+ * stop_at_gather, not past one where gathered writes wait. Returns how
+ * many rows run holds. */
+static int run_take_next(struct stripe_cache *c, struct cache_entry *run[], int max,
+                         bool stop_at_gather)
 {
 	int nr = 1;
 
-	if (run[0]->gather || !stripe_row_all_present(c->a, &run[0]->r))
-		return 1;
 	while (nr < max) {
 		struct cache_entry *e;
 
@@ -979,7 +978,7 @@ static int run_extend(struct stripe_cache *c, struct cache_entry *run[], int max
 			entry_put(c, e);
 			break;
 		}
-		if (e->gather) {
+		if (stop_at_gather && e->gather) {
 			pthread_mutex_unlock(&e->lock);
 			entry_put(c, e);
 			break;
@@ -987,6 +986,15 @@ static int run_extend(struct stripe_cache *c, struct cache_entry *run[], int max
 		run[nr++] = e;
 	}
 	return nr;
+}
+
+/* Add the rows after run[0] (acquired, whole in this request) that can go
+ * out with it as one run: up to max whole rows of the request. */
+static int run_extend(struct stripe_cache *c, struct cache_entry *run[], int max)
+{
+	if (run[0]->gather || !stripe_row_all_present(c->a, &run[0]->r))
+		return 1;
+	return run_take_next(c, run, max, true);
 }
 
 int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
@@ -1054,30 +1062,6 @@ int stripe_cache_write(struct raid_array *a, const void *buf, size_t len, uint64
 	return rc < 0 ? rc : wrc;
 }
 
-/* Up to max consecutive rows from run[0]'s (acquired) on, each taken
- * only if that needs no waiting, as in run_extend; their waiting
- * gathered writes are taken in first (they are older than the zeros). */
-static int zero_run_extend(struct stripe_cache *c, struct cache_entry *run[], int max)
-{
-	int nr = 1;
-
-	while (nr < max) {
-		struct cache_entry *e;
-
-		pthread_mutex_lock(&c->lock);
-		int rc = entry_get_locked(c, run[0]->r.row + (uint64_t)nr, false, &e);
-		pthread_mutex_unlock(&c->lock);
-		if (rc < 0)
-			break;
-		if (pthread_mutex_trylock(&e->lock) != 0) {
-			entry_put(c, e);
-			break;
-		}
-		run[nr++] = e;
-	}
-	return nr;
-}
-
 /* Whole rows [row, row + nr_rows) zeroed, up to a run at a time. Returns
  * how many rows were done (the first call may do fewer than asked). */
 static int rows_zero(struct stripe_cache *c, uint64_t row, int nr_rows, int *rc_out)
@@ -1095,7 +1079,9 @@ static int rows_zero(struct stripe_cache *c, uint64_t row, int nr_rows, int *rc_
 		*rc_out = rc;
 		return 0;
 	}
-	int nr = max > 1 ? zero_run_extend(c, run, max) : 1;
+	int nr = max > 1 ? run_take_next(c, run, max, false) : 1;
+	/* Gathered writes waiting in the rows are older than the zeros:
+	 * taken in first, then superseded. */
 	for (int i = 0; i < nr && rc == 0; i++)
 		if (run[i]->gather)
 			rc = gather_absorb(c, run[i]);

@@ -50,7 +50,11 @@
 #     the bitmap's regions), wait, write those pieces back from the model,
 #     unmount (raid5, raid6);
 #   * replaced: replace a member, write while it copies, wait, remove the
-#     old one, unmount (raid6).
+#     old one, unmount (raid6);
+#   * discarded: holes punched in volume.img (runs of whole rows, parts of
+#     rows, unaligned pieces; zeros in the model), scattered writes over
+#     them, more holes, unmount (raid5, raid6): md must read zeros there
+#     and find every row's parity in order.
 #   No writes follow a re-add or a resync: a full-row write would recompute
 #   parity and hide a region they missed.
 #   md must assemble them with every member given in its role, clean (no
@@ -124,7 +128,8 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # member is being replaced when raidfuse stops; D<role> degraded without
 # that role, Q garbled and repaired by raidfuse (see the header). Life-cycle cases (see the
 # header): F<role> rebuilt (that role's member failed and rebuilt onto a
-# blank file), A<role> readded, K resynced (crash), X<role> replaced. raid1
+# blank file), A<role> readded, K resynced (crash), X<role> replaced, Z
+# discarded. raid1
 # (written whole) also gets a corrupted control copy (raid1-control).
 SPECS=(
 	"linear             linear 3 -   -                16M,24M,20M -           -"
@@ -152,6 +157,8 @@ SPECS=(
 	"raid5-resynced     5      3 64K left-symmetric   8M          -           K"
 	"raid6-resynced     6      4 64K left-symmetric   8M          -           K"
 	"raid6-replaced     6      4 64K left-symmetric   8M          -           X2"
+	"raid5-discarded    5      4 64K left-symmetric   16M         -           Z"
+	"raid6-discarded    6      5 4K  left-symmetric   16M         -           Z"
 )
 if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	sel=()
@@ -208,6 +215,32 @@ more() {
 	local o
 	o=$(python3 "$WRITER" --more "$2" "$vol" "$d/model" "$SEED-$name-$1" 2>&1) ||
 		{ note_fail "$name: writing more ($1) failed: $o"; return 1; }
+}
+# punch TAG: holes in volume.img (fallocate PUNCH_HOLE: a run of whole
+# rows, parts of rows, unaligned pieces) and zeros in the model there
+punch() {
+	local o
+	o=$(python3 - "$vol" "$d/model" "$SEED-$name-$1" <<'PY' 2>&1
+import ctypes, os, random, sys
+vol, model, seed = sys.argv[1], sys.argv[2], sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+rng = random.Random(seed)
+size = os.path.getsize(vol)
+fd, mfd = os.open(vol, os.O_RDWR), os.open(model, os.O_RDWR)
+holes = [(rng.randrange(size // 2), rng.randrange(1 << 20, 3 << 20))]    # many rows
+holes += [(rng.randrange(size), rng.randrange(1, 300000)) for _ in range(6)]
+holes += [(rng.randrange(size // 4096) * 4096, 4096 * rng.randrange(1, 64)) for _ in range(6)]
+for off, ln in holes:
+    ln = min(ln, size - off)
+    if libc.fallocate(fd, 3, off, ln) != 0:   # PUNCH_HOLE | KEEP_SIZE
+        sys.exit("fallocate %d at %d: %s" % (ln, off, os.strerror(ctypes.get_errno())))
+    os.pwrite(mfd, bytes(ln), off)
+os.fsync(fd)
+print("%d holes, %d bytes" % (len(holes), sum(min(l, size - o) for o, l in holes)))
+PY
+) || { note_fail "$name: punching holes ($1) failed: $o"; return 1; }
+	log "$name: $1: $o"
 }
 # settled: raidfuse's own view once done: not degraded, idle, every role in
 # sync, no spare or member being rebuilt left
@@ -343,6 +376,10 @@ lifecycle() {
 			{ note_fail "$name: writing the model back failed: $o"; return 1; }
 		settled || return 1
 		;;
+	Z)	# holes, writes over them (read-modify-write of zeroed rows
+		# keeps any parity error), then holes again
+		punch first && more between 20 && punch last || return 1
+		;;
 	X)	# a replace run to its end (writes while it copies, slowed to
 		# ~2 s), the old member removed
 		truncate -s "$(stat -c %s "$old")" "$new"
@@ -423,7 +460,7 @@ prepare() {
 	R*) repl=${miss#R} miss=- ;;
 	D*) miss=${miss#D} degrepair=1 ;;
 	[FAX]*) op=${miss:0:1} oprole=${miss:1} miss=- ;;
-	K) op=K miss=- ;;
+	K | Z) op=$miss miss=- ;;
 	esac
 	local mnt=$d/mnt vol out sha_mnt sha_model sha_re t0
 	t0=$(now)
@@ -464,7 +501,7 @@ prepare() {
 		degraded_repair || { "$RAIDFUSE" umount "$mnt" >/dev/null 2>&1; return 1; }
 	fi
 	if [ -n "$op" ]; then
-		KIND[$name]=$(case $op in F) echo rebuilt ;; A) echo readded ;; K) echo resynced ;; X) echo replaced ;; esac)
+		KIND[$name]=$(case $op in F) echo rebuilt ;; A) echo readded ;; K) echo resynced ;; X) echo replaced ;; Z) echo discarded ;; esac)
 		lifecycle || { "$RAIDFUSE" umount "$mnt" >/dev/null 2>&1; return 1; }
 	fi
 	sha_mnt=$(sha256sum <"$vol" | cut -d' ' -f1)
@@ -604,7 +641,7 @@ for name in "${NAMES[@]}"; do
 	else
 		[ "$asz" = "${SIZE[$name]}" ] || bad+=("md array size $asz != volume.img ${SIZE[$name]}")
 		case $kind in
-		full)
+		full | discarded)
 			[ "$sha" = "${EXP[$name]}" ] || bad+=("md sha256 $sha != written ${EXP[$name]}")
 			case $lvl in 1 | 10 | 5 | 6)
 				[ "$rs" = none ] || bad+=("superblocks not clean: md resync_start=$rs (md resyncs)")

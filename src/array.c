@@ -1578,18 +1578,25 @@ int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
 	return rc;
 }
 
-int array_discard(struct raid_array *a, uint64_t len, uint64_t off)
+/* The first member, serving or being rebuilt, that can zero only by
+ * writing every byte, or NULL. */
+static const struct member *array_member_writing_zeroes(struct raid_array *a)
 {
-	const struct member *writes_zeroes = NULL;
-
-	for (int role = 0; role < a->geo.raid_disks && !writes_zeroes; role++) {
+	for (int role = 0; role < a->geo.raid_disks; role++) {
 		/* Read once each: another thread may fail one out meanwhile. */
 		const struct member *serving = a->slot[role], *rebuilding = a->rebuilding[role];
 		if (serving && !member_zeroes_cheaply(serving))
-			writes_zeroes = serving;
-		else if (rebuilding && !member_zeroes_cheaply(rebuilding))
-			writes_zeroes = rebuilding;
+			return serving;
+		if (rebuilding && !member_zeroes_cheaply(rebuilding))
+			return rebuilding;
 	}
+	return NULL;
+}
+
+int array_discard(struct raid_array *a, uint64_t len, uint64_t off)
+{
+	const struct member *writes_zeroes = array_member_writing_zeroes(a);
+
 	if (writes_zeroes) {
 		if (!atomic_exchange(&a->discard_refusal_logged, true))
 			array_logf(a, "discard refused (not supported): %s zeroes a range only by "
@@ -1749,6 +1756,11 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	              nr_missing ? (a->started ? "active, degraded" : "clean, degraded")
 	                         : (a->started ? "active" : "clean"),
 	              a->events, a->geo.array_bytes);
+	const struct member *writes_zeroes = array_member_writing_zeroes(a);
+	if (writes_zeroes)
+		textbuf_appendf(&t, "discard: no (%s zeroes only by writing)\n", writes_zeroes->abs_path);
+	else
+		textbuf_appendf(&t, "discard: yes\n");
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		struct member *m = a->slot[role];
 		if (m)

@@ -269,6 +269,8 @@ wz=$(cat "/sys/class/block/${member_loops[0]#/dev/}/queue/write_zeroes_max_bytes
 [ "$wz" -gt 0 ] || fail "loop devices here have no write-zeroes ($wz): the test needs them"
 "$R" create -l 5 -n 3 -c 64K "${member_loops[@]}" >/dev/null || fail "create raid5 on loop devices"
 mnt_ok "raid5 on loop devices" "${member_loops[@]}"
+grep -qx "discard: yes" "$MNT/.raidfuse/status" ||
+	fail "raid5 loops: the status says $(grep discard "$MNT/.raidfuse/status")"
 size=$(stat -c %s "$MNT/volume.img")
 head -c "$size" /dev/urandom >ref
 dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "raid5 loops: write"
@@ -288,6 +290,8 @@ log "ok: raid5 on loop devices (write-zeroes $wz bytes): a hole reads as zeros, 
 dev=$(dev_of "$MNT" "${member_loops[1]}") || fail "no devN for ${member_loops[1]}"
 echo no-write-zeroes >"$MNT/.raidfuse/$dev/fault" || fail "cannot set no-write-zeroes"
 grep -q no-write-zeroes "$MNT/.raidfuse/$dev/fault" || fail "fault reads $(cat "$MNT/.raidfuse/$dev/fault")"
+grep -qx "discard: no (${member_loops[1]} zeroes only by writing)" "$MNT/.raidfuse/status" ||
+	fail "the status does not say why discards are refused: $(grep discard "$MNT/.raidfuse/status")"
 dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "raid5 loops: rewrite"
 for i in 1 2; do
 	if fallocate --punch-hole --keep-size -o $((4 * M)) -l $((2 * M)) "$MNT/volume.img" 2>err; then

@@ -1578,9 +1578,7 @@ int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
 	return rc;
 }
 
-/* The first member, serving or being rebuilt, that can zero only by
- * writing every byte, or NULL. */
-static const struct member *array_member_writing_zeroes(struct raid_array *a)
+const struct member *array_member_writing_zeroes(struct raid_array *a)
 {
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		/* Read once each: another thread may fail one out meanwhile. */

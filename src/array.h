@@ -157,6 +157,9 @@ int array_zero(struct raid_array *a, uint64_t len, uint64_t off);
  * -EOPNOTSUPP, said once in the log, as md offers no discard over disks
  * without it: a discard of a whole volume would write every member. */
 int array_discard(struct raid_array *a, uint64_t len, uint64_t off);
+/* The first member, serving or being rebuilt, that can zero only by
+ * writing every byte (discards are refused while there is one), or NULL. */
+const struct member *array_member_writing_zeroes(struct raid_array *a);
 /* Make everything written so far durable on every member. Reports (and
  * keeps reporting) any write error seen since assembly. */
 int array_flush(struct raid_array *a);

@@ -169,7 +169,7 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	     "\"state\":\"%s\",\"degraded\":%d,\"read_only\":%s,\"resync_pending\":%s,"
 	     "\"events\":%" PRIu64 ",\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
 	     ",\"sync_total_sectors\":%" PRIu64 ",\"sync_rate_kib\":%" PRIu64
-	     ",\"mismatch_cnt\":%" PRIu64 ",",
+	     ",\"mismatch_cnt\":%" PRIu64 ",\"discard\":%s,",
 	     json_escape(a->set_name, name, sizeof(name)), uuid, a->ops->name, layout,
 	     a->geo.chunk_bytes, a->geo.raid_disks,
 	     a->geo.array_bytes,
@@ -178,7 +178,7 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	     atomic_load(&a->resync_pending) ? "true" : "false", a->events,
 	     sync_action_name(p.action),
 	     p.done_sectors, p.total_sectors, p.action == SYNC_IDLE ? 0 : p.rate_kib,
-	     p.mismatch_sectors);
+	     p.mismatch_sectors, array_member_writing_zeroes(a) ? "false" : "true");
 	if (a->bitmap)
 		textbuf_appendf(&t, "\"bitmap\":{\"chunk_bytes\":%" PRIu64 ",\"regions\":%" PRIu64
 		                ",\"dirty_regions\":%" PRIu64 "},",

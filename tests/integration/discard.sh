@@ -269,7 +269,7 @@ wz=$(cat "/sys/class/block/${member_loops[0]#/dev/}/queue/write_zeroes_max_bytes
 [ "$wz" -gt 0 ] || fail "loop devices here have no write-zeroes ($wz): the test needs them"
 "$R" create -l 5 -n 3 -c 64K "${member_loops[@]}" >/dev/null || fail "create raid5 on loop devices"
 mnt_ok "raid5 on loop devices" "${member_loops[@]}"
-grep -qx "discard: yes" "$MNT/.raidfuse/status" ||
+grep -qx "discard: yes" "$MNT/.raidfuse/status" && grep -q '"discard":true' "$MNT/.raidfuse/status.json" ||
 	fail "raid5 loops: the status says $(grep discard "$MNT/.raidfuse/status")"
 size=$(stat -c %s "$MNT/volume.img")
 head -c "$size" /dev/urandom >ref
@@ -290,7 +290,8 @@ log "ok: raid5 on loop devices (write-zeroes $wz bytes): a hole reads as zeros, 
 dev=$(dev_of "$MNT" "${member_loops[1]}") || fail "no devN for ${member_loops[1]}"
 echo no-write-zeroes >"$MNT/.raidfuse/$dev/fault" || fail "cannot set no-write-zeroes"
 grep -q no-write-zeroes "$MNT/.raidfuse/$dev/fault" || fail "fault reads $(cat "$MNT/.raidfuse/$dev/fault")"
-grep -qx "discard: no (${member_loops[1]} zeroes only by writing)" "$MNT/.raidfuse/status" ||
+grep -qx "discard: no (${member_loops[1]} zeroes only by writing)" "$MNT/.raidfuse/status" &&
+	grep -q '"discard":false' "$MNT/.raidfuse/status.json" ||
 	fail "the status does not say why discards are refused: $(grep discard "$MNT/.raidfuse/status")"
 dd if=ref of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none || fail "raid5 loops: rewrite"
 for i in 1 2; do

@@ -1573,6 +1573,15 @@ int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
 		rc = a->ops->zero(a, (size_t)piece, off + done);
 		done += piece;
 	}
+	/* The parts of rows a parity level writes as zeros through its
+	 * cache meet md's bad block log as any write does: to the caller an
+	 * I/O error, as array_write says it. */
+	if (rc == -ENODATA) {
+		array_logf(a, "zeroing of %" PRIu64 " bytes at %" PRIu64 " failed: sectors in md's "
+		           "bad block log that no other member holds",
+		           len, off);
+		rc = -EIO;
+	}
 	if (rc < 0)
 		array_note_write_error(a, rc);
 	return rc;

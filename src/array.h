@@ -150,7 +150,9 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 /* Zeros over [off, off + len) of the volume, freeing member space where
  * the members can (holes punched in member files, a device's
  * write-zeroes), written where they cannot (fallocate's ZERO_RANGE).
- * -EOPNOTSUPP where the level does not offer it, else as array_write. */
+ * -EOPNOTSUPP where the level does not offer it, else as array_write
+ * (-EIO, not -ENODATA, where md's bad block log leaves a part of a row
+ * unwritable). */
 int array_zero(struct raid_array *a, uint64_t len, uint64_t off);
 /* A discard of [off, off + len) (fallocate's PUNCH_HOLE: fstrim, mkfs):
  * array_zero where every member zeroes without writing; otherwise

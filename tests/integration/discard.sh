@@ -27,7 +27,10 @@
 #     space back; a member that can zero only by writing (a disk without
 #     write-zeroes, played by the fault no-write-zeroes, as no such disk is
 #     here) makes a punch fail with EOPNOTSUPP, said once in the log,
-#     nothing changed, while zeroing a range (fallocate -z) still works.
+#     nothing changed, while zeroing a range (fallocate -z) still works;
+#  6. a part of a row zeroed where md's bad block log leaves no member to
+#     read (degraded RAID5, write-through) fails with EIO, as a write there
+#     does, not ENODATA ("No data available").
 # Why: punching was refused (EOPNOTSUPP), so member files only ever grew,
 # and fstrim inside the volume freed nothing on the host.
 . "$(dirname "$0")/lib.sh"
@@ -313,3 +316,29 @@ same_as_ref "raid5 loops, punched" $((4 * M)):$((2 * M))
 scrub_check "raid5 loops, after zeroing"
 umnt
 log "ok: a member that zeroes only by writing: punch refused (EOPNOTSUPP, logged once), nothing changed; fallocate -z zeroes; punch works again once cleared"
+
+# ---- 6. md's bad block log under a part of a row -----------------------------
+# Row 0 of a RAID5 of 3 (left-symmetric): chunk 0 on role 0, chunk 1 on
+# role 1, parity on role 2. With role 0 missing and the parity's first
+# column logged as bad, 4 KiB of chunk 1 can be written by neither
+# read-modify-write (old parity) nor reconstruct-write (chunk 0).
+"$R" create -l 5 -n 3 -c 64K -z 24M bb0 bb1 bb2 >/dev/null || fail "bbl: create"
+mnt_ok "bbl fill" bb0 bb1 bb2
+dd if=/dev/urandom of="$MNT/volume.img" bs=1M count=16 conv=notrunc,fsync status=none || fail "bbl: fill"
+umnt
+log_bad bb2 0 8 || fail "bbl: logging"
+mnt_ok "bbl" --run bb1 bb2 --write-through
+if dd if=/dev/zero of="$MNT/volume.img" bs=4k seek=16 count=1 conv=notrunc status=none 2>err; then
+	fail "bbl: a write where no member holds the logged sectors succeeded"
+fi
+grep -q "Input/output error" err || fail "bbl: the write: $(cat err)"
+for how in -z -p; do
+	if fallocate "$how" -o 65536 -l 4096 "$MNT/volume.img" 2>err; then
+		fail "bbl: fallocate $how where no member holds the logged sectors succeeded"
+	fi
+	grep -q "Input/output error" err || fail "bbl: fallocate $how: $(cat err)"
+done
+# The failed write leaves the array not stopped cleanly: say so, unmount.
+"$R" umount "$MNT" >/dev/null 2>&1
+! mountpoint -q "$MNT" || fail "bbl: $MNT is still mounted"
+log "ok: raid5: zeroing a part of a row md's bad block log leaves unwritable fails with EIO, as a write does"

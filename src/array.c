@@ -1489,6 +1489,20 @@ int array_workers_start(struct raid_array *a)
 	return rc;
 }
 
+/* Sectors in md's bad block log that nothing else holds (-ENODATA):
+ * to the caller, as to md's, an I/O error, logged with what failed (a
+ * read, a write, a zeroing). Other results pass through. */
+static int array_lost_sectors_eio(struct raid_array *a, int rc, const char *what, uint64_t len,
+                                  uint64_t off)
+{
+	if (rc != -ENODATA)
+		return rc;
+	array_logf(a, "%s of %" PRIu64 " bytes at %" PRIu64 " failed: sectors in md's bad block "
+	           "log that no other member holds",
+	           what, len, off);
+	return -EIO;
+}
+
 int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 {
 	if (off > a->geo.array_bytes || len > a->geo.array_bytes - off)
@@ -1499,15 +1513,7 @@ int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off)
 	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->read(a, buf, len, off);
-	/* Sectors in md's bad block log that nothing else holds: to the
-	 * reader, as to md's, an I/O error. */
-	if (rc == -ENODATA) {
-		array_logf(a, "read of %zu bytes at %" PRIu64 " failed: sectors in md's bad block "
-		           "log that no other member holds",
-		           len, off);
-		rc = -EIO;
-	}
-	return rc;
+	return array_lost_sectors_eio(a, rc, "read", len, off);
 }
 
 /* What refuses a write (or a zeroing) of [off, off + len) before it
@@ -1534,12 +1540,7 @@ int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off)
 	int rc = array_workers_start(a);
 	if (rc == 0)
 		rc = a->ops->write(a, buf, len, off);
-	if (rc == -ENODATA) {
-		array_logf(a, "write of %zu bytes at %" PRIu64 " failed: sectors in md's bad block "
-		           "log that no other member holds",
-		           len, off);
-		rc = -EIO;
-	}
+	rc = array_lost_sectors_eio(a, rc, "write", len, off);
 	if (rc < 0)
 		array_note_write_error(a, rc);
 	return rc;
@@ -1574,14 +1575,8 @@ int array_zero(struct raid_array *a, uint64_t len, uint64_t off)
 		done += piece;
 	}
 	/* The parts of rows a parity level writes as zeros through its
-	 * cache meet md's bad block log as any write does: to the caller an
-	 * I/O error, as array_write says it. */
-	if (rc == -ENODATA) {
-		array_logf(a, "zeroing of %" PRIu64 " bytes at %" PRIu64 " failed: sectors in md's "
-		           "bad block log that no other member holds",
-		           len, off);
-		rc = -EIO;
-	}
+	 * cache meet md's bad block log as any write does. */
+	rc = array_lost_sectors_eio(a, rc, "zeroing", len, off);
 	if (rc < 0)
 		array_note_write_error(a, rc);
 	return rc;

@@ -105,7 +105,7 @@ truncate -s "$member_bytes" "$dir/replacement.img"
 say "adding $dir/replacement.img"
 t0=$(date +%s.%N)
 "$RAIDFUSE" add "$mnt" "$dir/replacement.img" || { say "add refused"; drilled=0; }
-"$RAIDFUSE" wait "$mnt"
+[ "$drilled" = 0 ] || "$RAIDFUSE" wait "$mnt"
 t1=$(date +%s.%N)
 
 wait "$writer"; writer_rc=$?

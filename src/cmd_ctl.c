@@ -380,7 +380,14 @@ int cmd_wait(int argc, char **argv)
 	cli_ctl_read(mount, "mismatch_cnt", mismatch, sizeof(mismatch));
 	cli_ctl_read(mount, "last_sync_result", result, sizeof(result));
 	result[strcspn(result, "\n")] = '\0';
-	if (strcmp(result, "done") != 0 && strcmp(result, "none") != 0) {
+	/* As mdadm --wait fails when there was nothing to wait for; an action
+	 * that ended before we looked still reports its result. */
+	if (strcmp(result, "none") == 0) {
+		cli_error("wait", "nothing to wait for: no check, repair or rebuild has run "
+		          "since %s was mounted", mount);
+		return CLI_EXIT_ERROR;
+	}
+	if (strcmp(result, "done") != 0) {
 		printf("%s: mismatch_cnt %s", result, mismatch);
 		return CLI_EXIT_ERROR;
 	}

@@ -36,6 +36,11 @@ for spec in "5 4" "6 5" "1 2" "10 4" "10 4 f2" "10 3 o2"; do
 		"${layout_opts[@]}" --bitmap-chunk 1M "${members[@]}" >/dev/null ||
 		fail "raid$level$layout: create"
 	rf_mount "${members[@]}" "$dir/mnt"
+	if [ "$level" = 5 ]; then
+		"$RAIDFUSE" wait "$dir/mnt" >wait.out 2>&1 &&
+			fail "wait with nothing run since the mount exited 0: $(cat wait.out)"
+		grep -q "nothing to wait for" wait.out || fail "wait with nothing to wait for: $(cat wait.out)"
+	fi
 	dd if=ref of="$dir/mnt/volume.img" bs=1M conv=notrunc,fsync status=none
 	vol=$(stat -c %s "$dir/mnt/volume.img")
 
@@ -112,7 +117,11 @@ resume_after_kill() {
 	track_mount "$mnt"
 	grep -q "recovery onto it stopped at [1-9][0-9]* MiB; it resumes" resume.err ||
 		fail "$tag: the rebuild did not resume from its checkpoint: $(cat resume.err)"
+	# The daemon answers only once the resumed rebuild has begun: wait
+	# sees it, and ends with it.
 	wait_idle "$mnt"
+	grep -q "recovery of role [0-9]* onto .* finished" "$mnt/.raidfuse/log" ||
+		fail "$tag: wait ended before the resumed rebuild did: $(cat "$mnt/.raidfuse/log")"
 	volume_has_ref "$mnt" || fail "$tag: data wrong after a resumed rebuild"
 	rf_umount "$mnt"
 	"$RAIDFUSE" verify "${members[@]}" | grep -q "mismatch_cnt: 0" ||

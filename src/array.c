@@ -1076,8 +1076,15 @@ static int assemble_check_shape(const struct member *m, const struct member *fre
 	                   f->size);
 }
 
-static int assemble_check_features(const struct member *m, char *err, size_t errlen)
+static int assemble_check_features(struct member *m, char *err, size_t errlen)
 {
+	/* md's re-add recovery (MD_FEATURE_RECOVERY_BITMAP): below
+	 * recovery_offset the member is in sync, above it only what the
+	 * bitmap marks is not. A plain recovery from recovery_offset
+	 * rebuilds a superset of that, so the member resumes as one. */
+	if ((m->sb.feature_map & MD_FEATURE_RECOVERY_BITMAP) &&
+	    (m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET))
+		m->sb.feature_map &= ~MD_FEATURE_RECOVERY_BITMAP;
 	uint32_t unknown = m->sb.feature_map & ~MD_FEATURES_SUPPORTED;
 	if (unknown & (MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS |
 	               MD_FEATURE_NEW_OFFSET))
@@ -1087,9 +1094,16 @@ static int assemble_check_features(const struct member *m, char *err, size_t err
 		                   m->path, m->sb.feature_map);
 	if (unknown)
 		return errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                   "%s: superblock features 0x%x are not supported "
-		                   "(journal, PPL or clustered)",
-		                   m->path, unknown);
+		                   "%s: superblock features 0x%x are not supported (%s)",
+		                   m->path, unknown,
+		                   unknown & MD_FEATURE_JOURNAL      ? "a write journal"
+		                   : unknown & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)
+		                                                     ? "a partial parity log"
+		                   : unknown & MD_FEATURE_CLUSTERED ? "a clustered array"
+		                   : unknown & MD_FEATURE_RECOVERY_BITMAP
+		                           ? "a bitmap recovery without a recovery offset"
+		                           : "features unknown to raidfuse; the superblock may be "
+		                             "corrupt");
 	return 0;
 }
 
@@ -1397,10 +1411,17 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 	 * assembly must not take them back as current. */
 	for (int i = 0; i < a->nr_members; i++) {
 		struct member *m = &a->members[i];
-		bool serving = false;
+		bool serving = false, dev_taken = false;
 		for (int role = 0; role < a->geo.raid_disks; role++)
 			serving = serving || a->slot[role] == m || a->rebuilding[role] == m;
-		if (!serving && md_super_role(&m->sb) < MD_ROLE_MAX)
+		/* An old member's device number may belong to a member that
+		 * took its place (add reuses free numbers, as md does): that
+		 * entry is the live member's, not the old one's, to mark. */
+		for (int j = 0; j < a->nr_members; j++)
+			dev_taken = dev_taken ||
+			            (j != i && member_is_live(&a->members[j]) &&
+			             a->members[j].sb.dev_number == m->sb.dev_number);
+		if (!serving && !dev_taken && md_super_role(&m->sb) < MD_ROLE_MAX)
 			array_roles_mark_faulty(a, m->sb.dev_number);
 	}
 	for (uint32_t dev = 0; dev < roles->max_dev; dev++) {

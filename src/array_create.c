@@ -233,8 +233,10 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		rc = errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < nr_paths; i++)
+	for (int i = 0; i < nr_paths; i++) {
 		members[i].fd = -1;
+		members[i].backing_fd = -1;
+	}
 	rc = create_open_existing(members, to_create, paths, nr_paths, opts, err, errlen);
 	if (rc == 0)
 		rc = create_check_members(members, to_create, nr_paths, paths, opts, member_bytes,

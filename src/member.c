@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -100,6 +101,7 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
+	m->backing_fd = -1;
 	/* O_NONBLOCK: a FIFO named by mistake would block the open until a
 	 * writer came; it is refused below instead, and dropped for I/O. */
 	fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -168,9 +170,56 @@ const char *member_state_name(enum member_state state)
 	}
 }
 
+/* The file under a loop device (its sysfs backing_file, checked against
+ * the device and inode the loop driver reports), opened read-only, or -1. */
+static int loop_backing_open(const struct member *m)
+{
+	struct loop_info64 info;
+	char path[128], backing[PATH_MAX];
+	struct stat st;
+
+	if (!m->is_block_device || ioctl(m->fd, LOOP_GET_STATUS64, &info) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/loop/backing_file",
+	         major(m->st_rdev), minor(m->st_rdev));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char *line = fgets(backing, sizeof(backing), f);
+	fclose(f);
+	if (!line)
+		return -1;
+	backing[strcspn(backing, "\n")] = '\0';
+	int fd = open(backing, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_ino != info.lo_inode ||
+	    st.st_dev != (dev_t)info.lo_device) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int member_claim(struct member *m, bool exclusive, char *err, size_t errlen)
 {
-	if (flock(m->fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
+	int op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
+
+	if (m->backing_fd < 0)
+		m->backing_fd = loop_backing_open(m);
+	if (m->backing_fd >= 0 && flock(m->backing_fd, op) < 0) {
+		int e = errno;
+		close(m->backing_fd);
+		m->backing_fd = -1;
+		if (e == EWOULDBLOCK)
+			return errmsg_fail(-EBUSY, err, errlen,
+			                   "%s: its backing file is in use by another raidfuse "
+			                   "(mounted or being created); unmount it first",
+			                   m->path);
+		return errmsg_fail(-e, err, errlen, "%s: cannot lock its backing file: %s",
+		                   m->path, strerror(e));
+	}
+	if (flock(m->fd, op) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK)
 		return errmsg_fail(-EBUSY, err, errlen,
@@ -184,6 +233,10 @@ void member_unclaim(struct member *m)
 {
 	if (m->fd >= 0)
 		flock(m->fd, LOCK_UN);
+	if (m->backing_fd >= 0) {
+		close(m->backing_fd);
+		m->backing_fd = -1;
+	}
 }
 
 void member_close(struct member *m)
@@ -191,6 +244,9 @@ void member_close(struct member *m)
 	if (m->fd >= 0)
 		close(m->fd);
 	m->fd = -1;
+	if (m->backing_fd >= 0)
+		close(m->backing_fd);
+	m->backing_fd = -1;
 	free(m->path);
 	free(m->abs_path);
 	m->path = NULL;

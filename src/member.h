@@ -32,6 +32,9 @@ struct member {
 	enum member_state state;
 	int role;                    /* slot served, or -1 */
 	int fd;                      /* -1 when closed */
+	/* A loop device's backing file, held open to claim it too: the
+	 * same member named as the file elsewhere must find it in use. */
+	int backing_fd;              /* -1 when none */
 	bool read_only;
 	bool is_block_device;
 	/* Zeroes a range without writing it: a member file (holes), or a

@@ -14,6 +14,7 @@ TEST_NAME=$(basename "$0" .sh)
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/raidfuse-$TEST_NAME.XXXXXX")
 _cleanup_mounts=()
+_cleanup_loops=()
 
 _cleanup() {
 	local i
@@ -24,6 +25,7 @@ _cleanup() {
 				umount -l "$m" 2>/dev/null || true
 		fi
 	done
+	for i in "${_cleanup_loops[@]}"; do losetup -d "$i" 2>/dev/null || true; done
 	rm -rf "$WORK"
 }
 trap _cleanup EXIT
@@ -49,6 +51,8 @@ require_cmd() {
 
 # Remember a mount point so cleanup unmounts it.
 track_mount() { _cleanup_mounts+=("$1"); }
+# track_loop DEV: detach the loop device on exit (after the mounts).
+track_loop() { _cleanup_loops+=("$1"); }
 
 # rf_mount [mount options] MEMBER... MOUNTPOINT
 rf_mount() {

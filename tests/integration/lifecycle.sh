@@ -20,7 +20,12 @@
 #     in md (its role then waits for the next spare, and the rebuild
 #     running meanwhile is not disturbed); added again, it is rebuilt;
 #  9. with two roles missing, a re-added member goes back to its own role;
-# 10. a bitmap re-add is throttled over what it copies, not what it skips.
+# 10. a bitmap re-add is throttled over what it copies, not what it skips;
+# 11. an old member named at mount beside the one that took its role (and
+#     its device number) is left out without marking that number faulty;
+# 12. a member md left part way through a bitmap re-add (its recovery
+#     under MD_FEATURE_RECOVERY_BITMAP) resumes as a rebuild from its
+#     recovery_offset, and mounts read-only meanwhile.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd python3
@@ -268,4 +273,53 @@ grep -q "re-added .*z1" mnt/.raidfuse/log || fail "z1 was not re-added from the 
 rf_umount mnt
 verify0 z0 z1
 log "ok: a bitmap re-add of one dirty region took ${took} s at sync_speed_max 500"
+
+# 11. c takes b's role, and with it b's device number (add reuses free
+# numbers, as md does). Named again at a mount beside c, the stale b is
+# left out; the roles written then must keep c's entry, or the next
+# assembly would leave c out as faulty.
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 16M n0 n1 >/dev/null || fail "create raid1 n"
+mkdir -p mnt
+"$RAIDFUSE" mount --run n0 mnt 2>/dev/null || fail "mount n0 alone"
+track_mount mnt
+truncate -s 16M n2
+"$RAIDFUSE" add mnt "$WORK/n2" || fail "add n2"
+"$RAIDFUSE" wait mnt >/dev/null || fail "wait for the rebuild onto n2"
+dd if=ref of=mnt/volume.img bs=1M count=4 conv=notrunc,fsync status=none
+rf_umount mnt
+[ "$(md_sb_field n2 160 '<I')" = "$(md_sb_field n1 160 '<I')" ] ||
+	fail "n2 did not get n1's device number (the case this checks)"
+"$RAIDFUSE" mount n0 n1 n2 mnt 2>mount.err || fail "mount n0 n1 n2: $(cat mount.err)"
+grep -q "n1: events .* behind" mount.err || fail "the stale n1 was not left out: $(cat mount.err)"
+rf_umount mnt
+"$RAIDFUSE" mount n0 n2 mnt 2>mount.err ||
+	fail "n2 was marked faulty by the mount that left the stale n1 out: $(cat mount.err)"
+track_mount mnt
+grep -q '"degraded":0' <("$RAIDFUSE" status --json mnt) || fail "n0 n2 degraded: $(cat mnt/.raidfuse/status)"
+cmp <(head -c 4M mnt/volume.img) <(head -c 4M ref) || fail "n0 n2: data wrong"
+rf_umount mnt
+log "ok: a stale member named beside its replacement leaves the replacement's role alone"
+
+# 12. md writes MD_FEATURE_RECOVERY_BITMAP (0x80) with RECOVERY_OFFSET
+# (0x2) on a member during the recovery of an mdadm --re-add. Stopped
+# then, the member is in sync below recovery_offset and, above it, wherever
+# the bitmap is clean; a whole rebuild from recovery_offset covers that.
+"$RAIDFUSE" create --level 5 --raid-devices 3 --size 16M r0 r1 r2 >/dev/null || fail "create raid5 r"
+rf_mount r0 r1 r2 mnt
+dd if=ref of=mnt/volume.img bs=1M count=8 conv=notrunc,fsync status=none
+rf_umount mnt
+md_sb_patch r1 feature_or=0x82 recovery_offset=4096
+"$RAIDFUSE" mount --readonly r0 r1 r2 mnt 2>mount.err || fail "mount --readonly with r1 under a bitmap re-add: $(cat mount.err)"
+track_mount mnt
+cmp <(head -c 8M mnt/volume.img) <(head -c 8M ref) || fail "read-only with r1 recovering: data wrong"
+rf_umount mnt
+"$RAIDFUSE" mount r0 r1 r2 mnt 2>mount.err || fail "mount with r1 under a bitmap re-add: $(cat mount.err)"
+track_mount mnt
+"$RAIDFUSE" wait mnt >/dev/null || fail "wait for r1's rebuild"
+grep -q "recovery of role 1 onto .*r1 finished" mnt/.raidfuse/log || fail "r1 was not rebuilt: $(cat mnt/.raidfuse/log)"
+cmp <(head -c 8M mnt/volume.img) <(head -c 8M ref) || fail "after r1's rebuild: data wrong"
+rf_umount mnt
+verify0 r0 r1 r2
+[ $(( $(md_sb_field r1 8 '<I') & 0x82 )) = 0 ] || fail "r1 still says it is recovering after its rebuild"
+log "ok: a member stopped in md's bitmap re-add resumes as a rebuild (and mounts read-only meanwhile)"
 log "PASS"

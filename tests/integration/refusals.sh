@@ -280,6 +280,39 @@ refuse "a read-only mount with a FIFO" \
 	timeout 10 "$RAIDFUSE" mount --readonly "$A/a0.img" "$ARR/a1-fifo" "$A/a2.img" "$MNT"
 rm "$ARR/a1-fifo"
 
+# ---- mount: a member and a loop device over it, in two mounts -------------
+# The in-use lock of a member file must hold through a loop device over it:
+# otherwise two daemons write one member, and each one's clean stop says
+# the other's writes are in sync where they are not.
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null; then
+	create_array "$ARR/l" l 1 2
+	LOOP=$(losetup -f --show "$ARR/l/l0.img") || fail "losetup l0.img"
+	track_loop "$LOOP"
+	MNT2=$WORK/mnt2
+	mkdir -p "$MNT2"
+	rf_mount "$ARR/l/l0.img" "$ARR/l/l1.img" "$MNT2"
+	"$RAIDFUSE" mount --run "$LOOP" "$MNT" >"$WORK/out" 2>&1 && {
+		"$RAIDFUSE" umount "$MNT"
+		fail "a loop device over a mounted member was mounted too"
+	}
+	grep -q "$LOOP: its backing file is in use" "$WORK/out" ||
+		fail "loop over a mounted member: $(cat "$WORK/out")"
+	rf_umount "$MNT2"
+	ok "a loop device over a member file another mount serves is refused: $(head -n1 "$WORK/out")"
+	"$RAIDFUSE" mount --run "$LOOP" "$MNT2" 2>/dev/null || fail "mount the loop device alone"
+	track_mount "$MNT2"
+	"$RAIDFUSE" mount "$ARR/l/l0.img" "$ARR/l/l1.img" "$MNT" >"$WORK/out" 2>&1 && {
+		"$RAIDFUSE" umount "$MNT"
+		fail "a member file under a mounted loop device was mounted too"
+	}
+	grep -q "l0.img is in use by another raidfuse" "$WORK/out" ||
+		fail "member under a mounted loop device: $(cat "$WORK/out")"
+	rf_umount "$MNT2"
+	ok "a member file under a loop device another mount serves is refused: $(head -n1 "$WORK/out")"
+else
+	log "NOT RUN: the loop device cases need root and losetup"
+fi
+
 # ---- mount: a member inside the mount point ------------------------------
 IN=$ARR/inside
 create_array "$IN" f 5 3

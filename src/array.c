@@ -688,6 +688,11 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		const struct member *x = &a->members[i];
 		if (x->st_dev == m->st_dev && x->st_ino == m->st_ino && x->state != MEMBER_REMOVED) {
 			member_close(m);
+			if (x->state == MEMBER_STALE || x->state == MEMBER_FAULTY)
+				return errmsg_fail(-EEXIST, err, errlen,
+				                   "%s is still listed as dev%d (%s): remove it first "
+				                   "(raidfuse remove MOUNTPOINT dev%d), then add it",
+				                   path, i, member_state_name(x->state), i);
 			return errmsg_fail(-EEXIST, err, errlen, "%s is a member of this array already",
 			                   path);
 		}

@@ -107,7 +107,7 @@ bool cli_is_raidfuse_mount(const char *mountpoint)
 	return found;
 }
 
-static int umount_run_fusermount(const char *mountpoint)
+static int umount_run_fusermount_once(const char *mountpoint, bool quiet)
 {
 	pid_t child = fork();
 	int status;
@@ -115,13 +115,30 @@ static int umount_run_fusermount(const char *mountpoint)
 	if (child < 0)
 		return -errno;
 	if (child == 0) {
-		execlp("fusermount3", "fusermount3", "-u", mountpoint, (char *)NULL);
+		if (quiet)
+			execlp("fusermount3", "fusermount3", "-u", "-q", mountpoint, (char *)NULL);
+		else
+			execlp("fusermount3", "fusermount3", "-u", mountpoint, (char *)NULL);
 		fprintf(stderr, "raidfuse umount: cannot run fusermount3: %s\n", strerror(errno));
 		_exit(127);
 	}
 	if (waitpid(child, &status, 0) < 0)
 		return -errno;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+/* A file system just unmounted from volume.img (fuse2fs, a loop device)
+ * can keep it open for a moment after its own umount returned: the mount
+ * is busy until then. Try again for a few seconds before giving up. */
+static int umount_run_fusermount(const char *mountpoint)
+{
+	for (int tries = 0; tries < 50; tries++) {
+		if (umount_run_fusermount_once(mountpoint, true) == 0)
+			return 0;
+		struct timespec nap = { 0, 100 * 1000 * 1000 };
+		nanosleep(&nap, NULL);
+	}
+	return umount_run_fusermount_once(mountpoint, false);
 }
 
 /* What the daemon says of itself before it goes: the members that carry
@@ -132,6 +149,7 @@ struct umount_expect {
 	int nr_paths;
 	bool read_only;
 	bool resync_pending;   /* started dirty and degraded: stays dirty */
+	bool failed;           /* a write was lost: the array failed */
 };
 
 /* One line of a control file, without its newline. */
@@ -152,6 +170,7 @@ static void umount_collect(const char *mountpoint, struct umount_expect *ex)
 	if (umount_read_ctl(mountpoint, "status.json", json, sizeof(json))) {
 		ex->read_only = strstr(json, "\"read_only\":true") != NULL;
 		ex->resync_pending = strstr(json, "\"resync_pending\":true") != NULL;
+		ex->failed = strstr(json, "\"state\":\"failed\"") != NULL;
 	}
 	for (int dev = 0; dev < 1024 && ex->nr_paths < RAID_MAX_MEMBERS; dev++) {
 		snprintf(attr, sizeof(attr), "dev%d/state", dev);
@@ -190,6 +209,13 @@ static int umount_verdict(const char *mountpoint, const struct umount_expect *ex
 {
 	char dirty_path[PATH_MAX];
 
+	if (ex->failed && !ex->read_only) {
+		cli_error("umount", "the array at %s had failed (a write was lost where no "
+		          "redundancy was left): it was not stopped cleanly; check the members, "
+		          "then mount again with --force",
+		          mountpoint);
+		return CLI_EXIT_ERROR;
+	}
 	if (ex->read_only || umount_members_clean(ex, dirty_path, sizeof(dirty_path)))
 		return CLI_EXIT_OK;
 	if (ex->resync_pending) {

@@ -128,6 +128,16 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 			return errmsg_fail(rc, err, errlen, "%s: cannot read the device size: %s",
 			                   path, strerror(-rc));
 		}
+		if (!read_only) {
+			int ro = 0;
+			if (ioctl(fd, BLKROGET, &ro) == 0 && ro) {
+				close(fd);
+				return errmsg_fail(-EROFS, err, errlen,
+				                   "%s: the block device is read-only; nothing was "
+				                   "written (mount --readonly to read it)",
+				                   path);
+			}
+		}
 		m->file_bytes = dev_bytes;
 		m->is_block_device = true;
 		m->zeroes_cheaply = device_writes_zeroes(st.st_rdev);

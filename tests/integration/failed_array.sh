@@ -80,4 +80,24 @@ cmp <(dd if=mnt/volume.img bs=64K skip=4 count=4 iflag=direct status=none) \
 	<(dd if=base bs=64K skip=4 count=4 status=none) || fail "raid1: reads of the last copy"
 "$RAIDFUSE" umount mnt 2>/dev/null && fail "raid1: umount of a failed array exited 0"
 log "ok: raid1: the last copy stays and serves reads; writes fail after the lost one; umount exits 1"
+
+# Every member failed (their file system full): no member is left to read
+# the clean state back from, and umount must still say the stop was not
+# clean.
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p full
+	mount -t tmpfs -o size=40m tmpfs full || fail "tmpfs"
+	track_mount "$WORK/full"
+	"$RAIDFUSE" create --level 5 --raid-devices 3 --size 24M full/f0 full/f1 full/f2 >/dev/null ||
+		fail "create raid5 on tmpfs"
+	rf_mount full/f0 full/f1 full/f2 mnt
+	dd if=/dev/urandom of=mnt/volume.img bs=1M conv=notrunc,fsync status=none 2>/dev/null &&
+		fail "filling the members' file system raised no error"
+	grep -q "FAILED" mnt/.raidfuse/status || fail "full members: not failed: $(cat mnt/.raidfuse/status)"
+	"$RAIDFUSE" umount mnt 2>err && fail "umount of an array whose members all failed exited 0"
+	grep -q "had failed" err || fail "umount's message with every member failed: $(cat err)"
+	log "ok: every member failed (ENOSPC): umount exits 1 and says the array had failed"
+else
+	log "NOT RUN: every member failed on a full tmpfs (needs root)"
+fi
 log "PASS"

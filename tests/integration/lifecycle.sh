@@ -25,7 +25,9 @@
 #     its device number) is left out without marking that number faulty;
 # 12. a member md left part way through a bitmap re-add (its recovery
 #     under MD_FEATURE_RECOVERY_BITMAP) resumes as a rebuild from its
-#     recovery_offset, and mounts read-only meanwhile.
+#     recovery_offset, and mounts read-only meanwhile;
+# 13. a member left out at mount as faulty is listed (devN) and an add of
+#     it names the devN to remove first; removed, it is added back.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd python3
@@ -322,4 +324,22 @@ rf_umount mnt
 verify0 r0 r1 r2
 [ $(( $(md_sb_field r1 8 '<I') & 0x82 )) = 0 ] || fail "r1 still says it is recovering after its rebuild"
 log "ok: a member stopped in md's bitmap re-add resumes as a rebuild (and mounts read-only meanwhile)"
+
+# 13. r2 failed, then named again at the next mount: left out, listed.
+rf_mount r0 r1 r2 mnt
+"$RAIDFUSE" fail mnt r2 || fail "fail r2"
+rf_umount mnt
+"$RAIDFUSE" mount --run r0 r1 r2 mnt 2>/dev/null || fail "mount --run with r2 faulty"
+track_mount mnt
+dev=$(grep -l "/r2$" mnt/.raidfuse/dev*/path | sed -n 's|.*/\(dev[0-9]*\)/path|\1|p')
+[ -n "$dev" ] || fail "r2 is not listed under .raidfuse"
+"$RAIDFUSE" add mnt r2 2>add.err && fail "add of r2 while it is listed as $dev succeeded"
+grep -q "still listed as $dev ([a-z]*): remove it first" add.err || fail "add of a listed faulty member: $(cat add.err)"
+"$RAIDFUSE" remove mnt r2 || fail "remove r2"
+"$RAIDFUSE" add mnt r2 || fail "add r2 after its removal"
+"$RAIDFUSE" wait mnt >/dev/null || fail "wait for r2's rebuild"
+grep -q '"degraded":0' <("$RAIDFUSE" status --json mnt) || fail "r2 not rebuilt: $(cat mnt/.raidfuse/status)"
+rf_umount mnt
+verify0 r0 r1 r2
+log "ok: a member left out as faulty: add names the devN to remove; removed, it is added back and rebuilt"
 log "PASS"

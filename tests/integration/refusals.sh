@@ -309,6 +309,22 @@ if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null; then
 		fail "member under a mounted loop device: $(cat "$WORK/out")"
 	rf_umount "$MNT2"
 	ok "a member file under a loop device another mount serves is refused: $(head -n1 "$WORK/out")"
+	# A read-only device opens read-write on some kernels and fails only
+	# at the first write: it is refused before anything is written.
+	create_array "$ARR/r" r 1 2
+	ROLOOP=$(losetup -f --show -r "$ARR/r/r1.img") || fail "losetup -r r1.img"
+	track_loop "$ROLOOP"
+	EXPECT=("$ROLOOP" "read-only")
+	refuse "a read-only block device in a read-write mount" \
+		"$RAIDFUSE" mount "$ARR/r/r0.img" "$ROLOOP" "$MNT"
+	EXPECT=("$ROLOOP" "read-only")
+	refuse "create over a read-only block device" \
+		"$RAIDFUSE" create --force --level 1 --raid-devices 2 --size 4M "$ARR/r/r0.img" "$ROLOOP"
+	"$RAIDFUSE" mount --readonly "$ARR/r/r0.img" "$ROLOOP" "$MNT" 2>"$WORK/out" ||
+		fail "mount --readonly with a read-only device: $(cat "$WORK/out")"
+	grep -q "\[UU\]" "$MNT/.raidfuse/status" || fail "read-only device not in the array: $(cat "$MNT/.raidfuse/status")"
+	rf_umount "$MNT"
+	ok "a read-only device mounts with --readonly"
 else
 	log "NOT RUN: the loop device cases need root and losetup"
 fi

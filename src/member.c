@@ -1,8 +1,10 @@
 /* member.c - opening members safely and positioned I/O on them.
  *
- * Members are opened with O_NOFOLLOW and identified by (st_dev, st_ino) from
- * fstat on the open descriptor, so a symlink swapped in after any path check
- * cannot redirect I/O, and the same file named twice is recognised.
+ * A member named through a symbolic link (/dev/disk/by-id/..., an LVM or
+ * /dev/mapper name) is resolved once, and what it points to is opened with
+ * O_NOFOLLOW; members are identified by (st_dev, st_ino) from fstat on the
+ * open descriptor, so a symlink swapped in after any path check cannot
+ * redirect I/O, and the same file named twice is recognised.
  */
 #include "config.h"
 
@@ -94,22 +96,22 @@ static bool device_writes_zeroes(dev_t rdev)
 	return false;
 }
 
-int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen)
+/* Open open_path (path, or where the symbolic link path leads), named
+ * path in messages. */
+static int member_open_at(struct member *m, const char *path, const char *open_path,
+                          bool read_only, char *err, size_t errlen)
 {
 	struct stat st;
 	int fd;
 
-	memset(m, 0, sizeof(*m));
-	m->fd = -1;
-	m->backing_fd = -1;
 	/* O_NONBLOCK: a FIFO named by mistake would block the open until a
 	 * writer came; it is refused below instead, and dropped for I/O. */
-	fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	fd = open(open_path, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int rc = -errno;
 		if (errno == ELOOP)
 			return errmsg_fail(rc, err, errlen,
-			                   "%s: is a symbolic link; name the member file itself", path);
+			                   "%s: became a symbolic link while it was opened", path);
 		return errmsg_fail(rc, err, errlen, "%s: cannot open: %s", path, strerror(errno));
 	}
 	if (fstat(fd, &st) < 0) {
@@ -153,7 +155,7 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 		return errmsg_fail(rc, err, errlen, "%s: fcntl: %s", path, strerror(-rc));
 	}
 	m->path = strdup(path);
-	m->abs_path = member_resolve_path(path);
+	m->abs_path = member_resolve_path(open_path);
 	if (!m->path || !m->abs_path) {
 		free(m->path);
 		free(m->abs_path);
@@ -166,6 +168,26 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 	m->st_ino = st.st_ino;
 	m->st_rdev = st.st_rdev;
 	return 0;
+}
+
+int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen)
+{
+	struct stat link_st;
+	char *link_target = NULL;
+
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	m->backing_fd = -1;
+	if (lstat(path, &link_st) == 0 && S_ISLNK(link_st.st_mode)) {
+		link_target = realpath(path, NULL);
+		if (!link_target)
+			return errmsg_fail(-errno, err, errlen,
+			                   "%s: a symbolic link that leads nowhere: %s", path,
+			                   strerror(errno));
+	}
+	int rc = member_open_at(m, path, link_target ? link_target : path, read_only, err, errlen);
+	free(link_target);
+	return rc;
 }
 
 const char *member_state_name(enum member_state state)

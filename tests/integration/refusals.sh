@@ -261,13 +261,24 @@ refuse "the same member via a hard link" \
 	"$RAIDFUSE" mount --run "$A/a0.img" "$A/a2.img" "$ARR/a2-hardlink.img" "$MNT"
 rm "$ARR/a2-hardlink.img"
 ln -s a/a1.img "$ARR/a1-symlink.img"
-EXPECT=("symbolic link" "a1-symlink.img")
-refuse "a member named through a symbolic link" \
+EXPECT=("same member given twice" "a1-symlink.img")
+refuse "a member and a symbolic link to it" \
 	"$RAIDFUSE" mount --run "$A/a0.img" "$A/a1.img" "$ARR/a1-symlink.img" "$MNT"
-EXPECT=("symbolic link" "a1-symlink.img")
-refuse "a symbolic link instead of a member" \
-	"$RAIDFUSE" mount "$A/a0.img" "$ARR/a1-symlink.img" "$A/a2.img" "$MNT"
+ln -s nowhere.img "$ARR/dangling.img"
+EXPECT=("dangling.img" "symbolic link that leads nowhere")
+refuse "a dangling symbolic link" \
+	"$RAIDFUSE" mount "$A/a0.img" "$ARR/dangling.img" "$A/a2.img" "$MNT"
+rm "$ARR/dangling.img"
+# A symbolic link is followed (as /dev/disk/by-id names must be); the
+# member is known by what it leads to.
+"$RAIDFUSE" mount "$A/a0.img" "$ARR/a1-symlink.img" "$A/a2.img" "$MNT" 2>"$WORK/out" ||
+	fail "a member named through a symbolic link: $(cat "$WORK/out")"
+track_mount "$MNT"
+grep -qx "$A/a1.img" "$MNT"/.raidfuse/dev1/path ||
+	fail "a member named through a symbolic link: dev1/path is $(cat "$MNT"/.raidfuse/dev1/path)"
+rf_umount "$MNT"
 rm "$ARR/a1-symlink.img"
+ok "a member named through a symbolic link mounts, known by the file it leads to"
 # A FIFO named as a member once blocked examine, verify and read-only
 # mounts in open() until a writer came; each is refused at once.
 mkfifo "$ARR/a1-fifo"
@@ -423,11 +434,20 @@ refuse "create with a new member named twice" \
 	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$ARR/plain/new.img" \
 	"$ARR/plain/../plain/new.img"
 [ -e "$ARR/plain/new.img" ] && fail "a refused create left $ARR/plain/new.img behind"
-ln -s plain/p1.img "$ARR/p1-symlink.img"
-EXPECT=("symbolic link")
-refuse "create through a symbolic link" \
-	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$N-0" "$ARR/p1-symlink.img"
-rm "$ARR/p1-symlink.img"
+ln -s plain/nowhere.img "$ARR/dangling.img"
+EXPECT=("dangling.img" "leads nowhere")
+refuse "create through a dangling symbolic link" \
+	"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$N-0" "$ARR/dangling.img"
+[ -e "$ARR/plain/nowhere.img" ] && fail "a create through a dangling symbolic link made its target"
+rm "$ARR/dangling.img"
+# Through a symbolic link to a file that exists: the file becomes the member.
+head -c $((4 * 1048576)) /dev/zero >"$WORK/linked.img"
+ln -s linked.img "$WORK/linked-symlink.img"
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 4M "$WORK/new-linked.img" "$WORK/linked-symlink.img" \
+	>"$WORK/out" 2>&1 || fail "create through a symbolic link: $(cat "$WORK/out")"
+[ -L "$WORK/linked-symlink.img" ] || fail "create replaced the symbolic link"
+mdadm --examine "$WORK/linked.img" >/dev/null 2>&1 || fail "create through a symbolic link: no md superblock in its target"
+ok "create through a symbolic link writes the file it leads to"
 head -c 1048576 /dev/urandom >"$ARR/plain/small.img"
 EXPECT=("small.img" "smaller than --size")
 refuse "create with a member smaller than --size" \

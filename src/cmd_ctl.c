@@ -62,8 +62,11 @@ int cmd_status(int argc, char **argv)
 	static char buf[65536];
 	bool json = argc == 3 && strcmp(argv[1], "--json") == 0;
 
-	if (!(argc == 2 || json) || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		bool help = argc == 2;
+	/* An option where the mount point belongs (status --json alone) is
+	 * a usage error, not a mount point to look for. */
+	if (!(argc == 2 || json) || argv[argc - 1][0] == '-' ||
+	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		bool help = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
 		fprintf(help ? stdout : stderr, "Usage: raidfuse status [--json] MOUNTPOINT\n");
 		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
@@ -328,7 +331,8 @@ int cmd_wait(int argc, char **argv)
 	if (argc != 2 || strcmp(argv[1], "--help") == 0) {
 		bool help = argc == 2;
 		fprintf(help ? stdout : stderr, "Usage: raidfuse wait MOUNTPOINT\n"
-		        "Waits until the running check or repair ends, showing progress.\n");
+		        "Waits until the running check, repair or rebuild ends, showing progress;\n"
+		        "exits 1 if it failed or was interrupted, or if none has run since the mount.\n");
 		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	const char *mount = argv[1];

@@ -1218,7 +1218,8 @@ size_t stripe_cache_status(struct raid_array *a, char *buf, size_t len)
 	                 "\nrmw_writes: %" PRIu64 "\nrcw_writes: %" PRIu64
 	                 "\ndegraded_writes: %" PRIu64 "\nreadahead_rows: %" PRIu64
 	                 "\nreadahead_hits: %" PRIu64 "\nzeroed_rows: %" PRIu64 "\n",
-	                 a->tuning.write_back ? "write-back" : "write-through",
+	                 !a->tuning.cache_bytes ? "off"
+	                 : a->tuning.write_back ? "write-back" : "write-through",
 	                 a->tuning.cache_bytes >> 20, rows, c->max_entries, dirty,
 	                 (uint64_t)atomic_load(&n->hits), (uint64_t)atomic_load(&n->misses),
 	                 (uint64_t)atomic_load(&n->direct_reads),

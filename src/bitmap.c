@@ -245,6 +245,16 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 		                   "before the start of the member",
 		                   fresh->path, fresh->sb.bitmap_offset);
 	uint64_t sb_off = bitmap_sb_abs_off(&fresh->sb);
+	/* Metadata 1.2 keeps the bitmap between the superblock and the data:
+	 * one that starts in the data or past the member's end is a corrupt
+	 * field, not a read error to report as EIO. */
+	if (sb_off + MD_BITMAP_SB_BYTES > fresh->data_offset_bytes)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: bitmap_offset %" PRId32 " sectors puts the write-intent bitmap "
+		                   "at byte %" PRIu64 ", not before the data (data_offset %" PRIu64
+		                   " sectors): the superblock is corrupt",
+		                   fresh->path, fresh->sb.bitmap_offset, sb_off,
+		                   (uint64_t)fresh->sb.data_offset);
 	rc = member_pread_abs((struct member *)fresh, raw, sizeof(raw), sb_off);
 	if (rc < 0)
 		return errmsg_fail(rc, err, errlen, "%s: cannot read the write-intent bitmap: %s",

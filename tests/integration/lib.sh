@@ -155,7 +155,8 @@ data_off() {
 # md_sb_patch MEMBER FIELD=VALUE...: rewrite fields of a member's md 1.2
 # superblock and its checksum (as md_super_csum computes it), for states a
 # crash or md leaves that a test cannot reach otherwise. FIELDs: events,
-# feature_map, feature_or (bits to set), recovery_offset, roleN.
+# feature_map, feature_or (bits to set), recovery_offset, bitmap_offset,
+# roleN.
 md_sb_patch() {
 	python3 - "$@" <<'PY'
 import struct, sys
@@ -174,6 +175,8 @@ with open(path, "r+b") as f:
             struct.pack_into("<I", sb, 8, struct.unpack_from("<I", sb, 8)[0] | v)
         elif k == "recovery_offset":
             struct.pack_into("<Q", sb, 152, v)
+        elif k == "bitmap_offset":
+            struct.pack_into("<i", sb, 96, v)
         elif k.startswith("role"):
             struct.pack_into("<H", sb, 256 + 2 * int(k[4:]), v)
         else:

@@ -208,6 +208,18 @@ EXPECT=("too small" "e1.img")
 refuse "member truncated to 3000 bytes" \
 	"$RAIDFUSE" mount "$E/e0.img" "$E/e1.img" "$E/e2.img" "$MNT"
 
+# A bitmap_offset past the data area, with a correct checksum: the field is
+# named (it was reported as an I/O error).
+BO=$ARR/bo
+copy_array "$A" "$BO"
+for f in a0 a1 a2; do
+	mv "$BO/$f.img" "$BO/bo${f#a}.img"
+	md_sb_patch "$BO/bo${f#a}.img" bitmap_offset=0x7fffffff
+done
+EXPECT=("bitmap_offset" "not before the data" "corrupt")
+refuse "bitmap_offset past the data" \
+	"$RAIDFUSE" mount --readonly "$BO/bo0.img" "$BO/bo1.img" "$BO/bo2.img" "$MNT"
+
 # A data_offset so large that it wraps to a small byte offset, with a
 # correct checksum: the data area must not land on the superblock.
 F=$ARR/fo

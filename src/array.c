@@ -1165,6 +1165,16 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 			                   a->geo.raid_disks);
 		bool recovering = (m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
 		                  m->sb.recovery_offset != MD_RESYNC_NONE;
+		/* md would take a checkpoint past the data as a finished
+		 * recovery, trusting a corrupt field with a member never
+		 * copied; rebuilding it whole costs time, not data. */
+		if (recovering && m->sb.recovery_offset > m->sb.data_size) {
+			array_logf(a, "%s: recovery_offset %" PRIu64 " sectors is past its data (%" PRIu64
+			           " sectors): corrupt; it is rebuilt from the start",
+			           m->abs_path, (uint64_t)m->sb.recovery_offset,
+			           (uint64_t)m->sb.data_size);
+			m->sb.recovery_offset = 0;
+		}
 		/* A replacement being copied claims the role of the member it
 		 * replaces; the one that is in sync keeps serving. */
 		if (a->slot[role] && recovering && !a->rebuilding[role]) {

@@ -27,7 +27,9 @@
 #     under MD_FEATURE_RECOVERY_BITMAP) resumes as a rebuild from its
 #     recovery_offset, and mounts read-only meanwhile;
 # 13. a member left out at mount as faulty is listed (devN) and an add of
-#     it names the devN to remove first; removed, it is added back.
+#     it names the devN to remove first; removed, it is added back;
+# 14. a recovery_offset past the member's data (a corrupt field md would
+#     take as a finished recovery) rebuilds the member whole.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd python3
@@ -342,4 +344,18 @@ grep -q '"degraded":0' <("$RAIDFUSE" status --json mnt) || fail "r2 not rebuilt:
 rf_umount mnt
 verify0 r0 r1 r2
 log "ok: a member left out as faulty: add names the devN to remove; removed, it is added back and rebuilt"
+
+# 14. r1's data garbled, then its superblock says a recovery stopped past
+# its end: trusted, r1 would serve the garbage as in sync.
+dd if=/dev/urandom of=r1 bs=1M seek=2 count=8 conv=notrunc status=none
+md_sb_patch r1 feature_or=0x2 recovery_offset=0xfffffffffffffff0
+"$RAIDFUSE" mount r0 r1 r2 mnt 2>mount.err || fail "mount with a corrupt recovery_offset: $(cat mount.err)"
+track_mount mnt
+grep -q "recovery_offset .* is past its data .*rebuilt from the start" mount.err ||
+	fail "a recovery_offset past the data was not called corrupt: $(cat mount.err)"
+"$RAIDFUSE" wait mnt >/dev/null || fail "wait for r1's whole rebuild"
+cmp <(head -c 8M mnt/volume.img) <(head -c 8M ref) || fail "after a corrupt recovery_offset: data wrong"
+rf_umount mnt
+verify0 r0 r1 r2
+log "ok: a recovery_offset past the data rebuilds the member whole"
 log "PASS"

@@ -1294,11 +1294,20 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	array_missing_text(a, missing_text, sizeof(missing_text));
 	int nr_missing = array_missing_count(a);
 	if (!a->ops->can_run(&a->geo, missing)) {
+		/* A member part way through its rebuild is present but cannot
+		 * serve its role: say so rather than call it missing. */
+		int nr_part_rebuilt = 0;
+		for (int role = 0; role < a->geo.raid_disks; role++)
+			nr_part_rebuilt += !a->slot[role] && a->rebuilding[role];
+		char part_text[96] = "";
+		if (nr_part_rebuilt)
+			snprintf(part_text, sizeof(part_text),
+			         " (%d of them only part way through a rebuild)", nr_part_rebuilt);
 		rc = errmsg_fail(-ENODEV, err, errlen,
-		                 "cannot start %s array: %d of %d members present; missing role(s) "
-		                 "%s",
+		                 "cannot start %s array: %d of %d members in sync; missing role(s) "
+		                 "%s%s",
 		                 a->ops->name, a->geo.raid_disks - nr_missing, a->geo.raid_disks,
-		                 missing_text);
+		                 missing_text, part_text);
 		goto fail;
 	}
 	int nr_without_member = 0;

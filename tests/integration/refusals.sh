@@ -220,6 +220,14 @@ EXPECT=("bitmap_offset" "not before the data" "corrupt")
 refuse "bitmap_offset past the data" \
 	"$RAIDFUSE" mount --readonly "$BO/bo0.img" "$BO/bo1.img" "$BO/bo2.img" "$MNT"
 
+# Every member of a mirror part way through a rebuild: present, but none
+# can serve, and the refusal says so rather than call them missing.
+create_array "$ARR/pr" pr 1 2
+for f in pr0 pr1; do md_sb_patch "$ARR/pr/$f.img" feature_or=0x2 recovery_offset=2048; done
+EXPECT=("0 of 2 members in sync" "2 of them only part way through a rebuild")
+refuse "every member part way through a rebuild" \
+	"$RAIDFUSE" mount --run "$ARR/pr/pr0.img" "$ARR/pr/pr1.img" "$MNT"
+
 # A data_offset so large that it wraps to a small byte offset, with a
 # correct checksum: the data area must not land on the superblock.
 F=$ARR/fo

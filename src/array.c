@@ -1412,6 +1412,7 @@ static int array_resync_dirty(struct raid_array *a)
 	}
 	array_eventf(a, "RebuildFinished", NULL, "resync after the unclean stop: %s",
 	             rc < 0 ? strerror(-rc) : "done");
+	array_sync_note_resync(a, rc);
 	return rc;
 }
 

@@ -387,8 +387,8 @@ int cmd_wait(int argc, char **argv)
 	/* As mdadm --wait fails when there was nothing to wait for; an action
 	 * that ended before we looked still reports its result. */
 	if (strcmp(result, "none") == 0) {
-		cli_error("wait", "nothing to wait for: no check, repair or rebuild has run "
-		          "since %s was mounted", mount);
+		cli_error("wait", "nothing to wait for: no check, repair, rebuild or resync "
+		          "has run since %s was mounted", mount);
 		return CLI_EXIT_ERROR;
 	}
 	if (strcmp(result, "done") != 0) {

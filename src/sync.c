@@ -38,6 +38,7 @@ const char *sync_action_name(enum sync_action action)
 	case SYNC_CHECK: return "check";
 	case SYNC_REPAIR: return "repair";
 	case SYNC_RECOVER: return "recover";
+	case SYNC_RESYNC: return "resync";
 	default: return "idle";
 	}
 }
@@ -432,6 +433,19 @@ int array_sync_recover(struct raid_array *a, int role, struct member *m)
 	if (!s)
 		return -ENOMEM;
 	return sync_start(a, s, SYNC_RECOVER, role, m);
+}
+
+void array_sync_note_resync(struct raid_array *a, int result)
+{
+	struct array_sync *s = array_sync_get(a);
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->p.last_action = SYNC_RESYNC;
+	s->p.last_result = result;
+	s->p.interrupted = result < 0;
+	pthread_mutex_unlock(&s->lock);
 }
 
 int array_sync_request(struct raid_array *a, enum sync_action action)

@@ -17,6 +17,10 @@ enum sync_action {
 	SYNC_CHECK,
 	SYNC_REPAIR,
 	SYNC_RECOVER,                  /* rebuilding a member (not started by hand) */
+	/* The resync of what an unclean stop left, run at mount before the
+	 * array serves: never running as seen from sync_action, only the
+	 * last action (raidfuse wait after the mount reports it). */
+	SYNC_RESYNC,
 };
 
 #define SYNC_DEFAULT_SPEED_MIN_KIB 1000u     /* md's defaults, KiB/s */
@@ -51,6 +55,8 @@ int array_sync_set_speed(struct raid_array *a, bool max, unsigned kib_per_s);
  * -EBUSY while another action runs. */
 struct member;
 int array_sync_recover(struct raid_array *a, int role, struct member *m);
+/* Record the resync at mount as the last action, with its result. */
+void array_sync_note_resync(struct raid_array *a, int result);
 /* Stop and join the thread (array stop). */
 void array_sync_shutdown(struct raid_array *a);
 

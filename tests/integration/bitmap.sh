@@ -75,7 +75,10 @@ mdadm --examine m0 | grep -q "State : active" || fail "killed array is not marke
 "$RAIDFUSE" mount m0 m1 m2 m3 mnt 2>mount.err || { cat mount.err; fail "remount after kill"; }
 grep -q "resyncing the $n of 199 regions the write-intent bitmap marks" mount.err ||
 	{ cat mount.err; fail "remount did not resync exactly the $n marked regions"; }
-log "ok: after SIGKILL the remount resynced only the $n marked regions"
+# The resync ran before the mount returned; wait reports it.
+"$RAIDFUSE" wait mnt >wait.out 2>&1 || fail "wait after the resync at mount: $(cat wait.out)"
+grep -qx "done: mismatch_cnt 0" wait.out || fail "wait after the resync at mount: $(cat wait.out)"
+log "ok: after SIGKILL the remount resynced only the $n marked regions; wait reports it done"
 cmp <(dd if=mnt/volume.img bs=1M skip=300 count=2 status=none) data2 || fail "data lost"
 cmp <(dd if=mnt/volume.img bs=1M skip=96 count=4 status=none) data || fail "older data lost"
 rf_umount mnt

@@ -12,11 +12,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "array.h"
@@ -654,6 +656,59 @@ void array_recovery_kick(struct raid_array *a)
 		array_sync_recover(a, role, m);
 }
 
+/* The device number of the file system this daemon serves (its mount
+ * point's line in mountinfo), read without asking the mount itself. */
+static bool array_served_dev(const struct raid_array *a, dev_t *out)
+{
+	char line[4096], point[PATH_MAX];
+	unsigned major_nr, minor_nr;
+	bool found = false;
+
+	if (!a->served_dir)
+		return false;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char escaped[PATH_MAX];
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &major_nr, &minor_nr, escaped) != 3)
+			continue;
+		/* mountinfo writes space, tab, newline and backslash as \ooo. */
+		size_t n = 0;
+		for (const char *p = escaped; *p && n + 1 < sizeof(point); n++) {
+			unsigned octal;
+			if (p[0] == '\\' && sscanf(p + 1, "%3o", &octal) == 1) {
+				point[n] = (char)octal;
+				p += 4;
+			} else {
+				point[n] = *p++;
+			}
+		}
+		point[n] = '\0';
+		if (strcmp(point, a->served_dir) == 0) {
+			*out = makedev(major_nr, minor_nr); /* the last: what is on top */
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* A member on the array's own volume (volume.img through a loop device,
+ * or any file under the mount, by whatever path): every write to it would
+ * come back to this daemon, which waits on itself for good. */
+static bool array_member_on_self(const struct raid_array *a, const struct member *m)
+{
+	dev_t served, backing_dev;
+	ino_t backing_ino;
+
+	if (!array_served_dev(a, &served))
+		return false;
+	if (m->st_dev == served)
+		return true;
+	return member_loop_backing_id(m, &backing_dev, &backing_ino) && backing_dev == served;
+}
+
 /* Open, claim and check a member to add, and give it a superblock of
  * this array (a spare, not yet written). */
 static int array_member_prepare(struct raid_array *a, const char *path, struct member **out,
@@ -684,15 +739,23 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	rc = member_open(m, path, false, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (array_member_on_self(a, m)) {
+		member_close(m);
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s lies on this array's own volume (%s): the daemon would wait "
+		                   "on itself for every write to it",
+		                   path, a->served_dir);
+	}
 	for (int i = 0; i < a->nr_members; i++) {
 		const struct member *x = &a->members[i];
-		if (x->st_dev == m->st_dev && x->st_ino == m->st_ino && x->state != MEMBER_REMOVED) {
+		if (x->state != MEMBER_REMOVED && member_same_file(x, m)) {
 			member_close(m);
 			if (x->state == MEMBER_STALE || x->state == MEMBER_FAULTY)
 				return errmsg_fail(-EEXIST, err, errlen,
 				                   "%s is still listed as dev%d (%s): remove it first "
-				                   "(raidfuse remove MOUNTPOINT dev%d), then add it",
-				                   path, i, member_state_name(x->state), i);
+				                   "(raidfuse remove %s dev%d), then add it",
+				                   path, i, member_state_name(x->state),
+				                   a->served_dir ? a->served_dir : "MOUNTPOINT", i);
 			return errmsg_fail(-EEXIST, err, errlen, "%s is a member of this array already",
 			                   path);
 		}
@@ -1010,11 +1073,7 @@ static int assemble_open_members(struct raid_array *a, const char *const *paths,
 			return rc;
 		a->nr_members++;
 		for (int j = 0; j < i; j++) {
-			const struct member *x = &a->members[j], *y = &a->members[i];
-			bool same = x->st_dev == y->st_dev && x->st_ino == y->st_ino;
-			if (x->is_block_device && y->is_block_device)
-				same = same || x->st_rdev == y->st_rdev;
-			if (same)
+			if (member_same_file(&a->members[j], &a->members[i]))
 				return errmsg_fail(-EINVAL, err, errlen,
 				                   "%s and %s are the same member given twice",
 				                   paths[j], paths[i]);

@@ -124,8 +124,7 @@ static int create_open_existing(struct member *members, bool *to_create,
 		if (rc < 0)
 			return rc;
 		for (int j = 0; j < i; j++)
-			if (!to_create[j] && members[j].st_dev == members[i].st_dev &&
-			    members[j].st_ino == members[i].st_ino)
+			if (!to_create[j] && member_same_file(&members[j], &members[i]))
 				return errmsg_fail(-EINVAL, err, errlen,
 				                   "%s and %s are the same member given twice",
 				                   paths[j], paths[i]);

@@ -135,6 +135,9 @@ static int umount_run_fusermount(const char *mountpoint)
 	for (int tries = 0; tries < 50; tries++) {
 		if (umount_run_fusermount_once(mountpoint, true) == 0)
 			return 0;
+		if (tries == 10)
+			fprintf(stderr, "raidfuse umount: %s is busy (volume.img still open?); "
+			        "waiting up to 5 s\n", mountpoint);
 		struct timespec nap = { 0, 100 * 1000 * 1000 };
 		nanosleep(&nap, NULL);
 	}
@@ -248,8 +251,10 @@ int cmd_umount(int argc, char **argv)
 	umount_collect(mountpoint, &expect);
 
 	if (umount_run_fusermount(mountpoint) < 0) {
-		cli_error("umount", "cannot unmount %s (is it a raidfuse mount, and not busy?)",
-		          mountpoint);
+		cli_error("umount", "cannot unmount %s: is volume.img still in use (a file system "
+		          "mounted from it, a loop device over it: losetup -j %s/volume.img, or a "
+		          "process: fuser -vm %s)? The array keeps running",
+		          mountpoint, mountpoint, mountpoint);
 		return CLI_EXIT_ERROR;
 	}
 	/* No pid from the control tree: nobody answers under the mount (its

@@ -204,7 +204,7 @@ const char *member_state_name(enum member_state state)
 
 /* The file under a loop device (its sysfs backing_file, checked against
  * the device and inode the loop driver reports), opened read-only, or -1. */
-static int loop_backing_open(const struct member *m)
+static int loop_backing_open(const struct member *m, bool exclusive)
 {
 	struct loop_info64 info;
 	char path[128], backing[PATH_MAX];
@@ -222,7 +222,12 @@ static int loop_backing_open(const struct member *m)
 	if (!line)
 		return -1;
 	backing[strcspn(backing, "\n")] = '\0';
-	int fd = open(backing, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* An exclusive flock emulated as a POSIX write lock (NFS, SMB)
+	 * needs a descriptor open for writing; read-only where that is all
+	 * there is (a read-only file system or file). */
+	int fd = exclusive ? open(backing, O_RDWR | O_CLOEXEC | O_NONBLOCK) : -1;
+	if (fd < 0)
+		fd = open(backing, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || st.st_ino != info.lo_inode ||
@@ -233,12 +238,42 @@ static int loop_backing_open(const struct member *m)
 	return fd;
 }
 
+/* The file under a loop device, as the loop driver names it. */
+bool member_loop_backing_id(const struct member *m, dev_t *dev, ino_t *ino)
+{
+	struct loop_info64 info;
+
+	if (!m->is_block_device || m->fd < 0 || ioctl(m->fd, LOOP_GET_STATUS64, &info) < 0)
+		return false;
+	*dev = (dev_t)info.lo_device;
+	*ino = (ino_t)info.lo_inode;
+	return true;
+}
+
+bool member_same_file(const struct member *a, const struct member *b)
+{
+	dev_t ad = a->st_dev, bd = b->st_dev;
+	ino_t ai = a->st_ino, bi = b->st_ino;
+
+	if (ad == bd && ai == bi)
+		return true;
+	if (a->is_block_device && b->is_block_device && a->st_rdev == b->st_rdev)
+		return true;
+	/* A loop device and the file under it, or two loop devices over
+	 * one file: one member, whose flock would find itself in use. */
+	bool a_loop = member_loop_backing_id(a, &ad, &ai),
+	     b_loop = member_loop_backing_id(b, &bd, &bi);
+	if (!a_loop && !b_loop)
+		return false;
+	return ad == bd && ai == bi;
+}
+
 int member_claim(struct member *m, bool exclusive, char *err, size_t errlen)
 {
 	int op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
 
 	if (m->backing_fd < 0)
-		m->backing_fd = loop_backing_open(m);
+		m->backing_fd = loop_backing_open(m, exclusive);
 	if (m->backing_fd >= 0 && flock(m->backing_fd, op) < 0) {
 		int e = errno;
 		close(m->backing_fd);
@@ -248,8 +283,12 @@ int member_claim(struct member *m, bool exclusive, char *err, size_t errlen)
 			                   "%s: its backing file is in use by another raidfuse "
 			                   "(mounted or being created); unmount it first",
 			                   m->path);
-		return errmsg_fail(-e, err, errlen, "%s: cannot lock its backing file: %s",
-		                   m->path, strerror(e));
+		/* The backing file's claim is a safeguard on top of the
+		 * device's own: a file system that cannot flock it (EBADF,
+		 * ENOLCK) must not make the device unusable. */
+		if (e != EBADF && e != ENOLCK && e != EOPNOTSUPP && e != EINVAL)
+			return errmsg_fail(-e, err, errlen, "%s: cannot lock its backing file: %s",
+			                   m->path, strerror(e));
 	}
 	if (flock(m->fd, op) == 0)
 		return 0;

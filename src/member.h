@@ -69,11 +69,18 @@ bool member_path_inside(const char *path, const char *dir_real);
  * not followed. malloc'd; NULL on ENOMEM. */
 char *member_resolve_path(const char *path);
 
-/* Open path for reading (and writing unless read_only). Refuses symlinks
- * (O_NOFOLLOW) and anything that is neither a regular file nor a block
- * device. On error returns -errno and describes it in err. */
+/* Open path for reading (and writing unless read_only). A symbolic link
+ * is resolved once and its target opened with O_NOFOLLOW; anything that
+ * is neither a regular file nor a block device is refused, and so is a
+ * read-only block device unless read_only. On error returns -errno and
+ * describes it in err. */
 int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen);
 void member_close(struct member *m);
+/* Whether a and b (both open) are one member: the same file or device,
+ * or a loop device and the file under it. */
+bool member_same_file(const struct member *a, const struct member *b);
+/* The file under a loop device member (false for anything else). */
+bool member_loop_backing_id(const struct member *m, dev_t *dev, ino_t *ino);
 /* Give up the claim (a removed member: others may use the file now). */
 void member_unclaim(struct member *m);
 

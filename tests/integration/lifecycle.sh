@@ -313,6 +313,10 @@ rf_mount r0 r1 r2 mnt
 dd if=ref of=mnt/volume.img bs=1M count=8 conv=notrunc,fsync status=none
 rf_umount mnt
 md_sb_patch r1 feature_or=0x82 recovery_offset=4096
+# Above recovery_offset r1 holds nothing md copied yet: zero it there, so
+# that reads served from it, or a rebuild that skipped it, show.
+r1_off=$(md_sb_field r1 128 '<Q')
+dd if=/dev/zero of=r1 bs=512 seek=$((r1_off + 4096)) count=8192 conv=notrunc status=none
 "$RAIDFUSE" mount --readonly r0 r1 r2 mnt 2>mount.err || fail "mount --readonly with r1 under a bitmap re-add: $(cat mount.err)"
 track_mount mnt
 cmp <(head -c 8M mnt/volume.img) <(head -c 8M ref) || fail "read-only with r1 recovering: data wrong"

@@ -564,6 +564,17 @@ rf_mount "$A/a0.img" "$A/a1.img" "$A/a2.img" "$MNT"
 EXPECT=("inside the mount point")
 refuse_mounted "add volume.img itself (the daemon would wait on itself)" \
 	"$RAIDFUSE" add "$MNT" "$MNT/volume.img"
+# Through a loop device no path says where it lies: its backing file is
+# on the array's own FUSE device. Added, its first sync hung the daemon.
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null; then
+	SELFLOOP=$(losetup -f --show "$MNT/volume.img") || fail "losetup volume.img"
+	track_loop "$SELFLOOP"
+	EXPECT=("$SELFLOOP" "on this array's own volume")
+	refuse_mounted "add a loop device over volume.img" "$RAIDFUSE" add "$MNT" "$SELFLOOP"
+	losetup -d "$SELFLOOP"
+else
+	log "NOT RUN: a loop device over volume.img needs root and losetup"
+fi
 EXPECT=("another array" "b0.img")
 refuse_mounted "add a member of another array" \
 	"$RAIDFUSE" add "$MNT" "$B/b0.img"

@@ -203,7 +203,8 @@ const char *member_state_name(enum member_state state)
 }
 
 /* The file under a loop device (its sysfs backing_file, checked against
- * the device and inode the loop driver reports), opened read-only, or -1. */
+ * the device and inode the loop driver reports), opened to be locked, or
+ * -1 when m is no loop device or the file cannot be found. */
 static int loop_backing_open(const struct member *m, bool exclusive)
 {
 	struct loop_info64 info;

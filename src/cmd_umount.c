@@ -107,34 +107,64 @@ bool cli_is_raidfuse_mount(const char *mountpoint)
 	return found;
 }
 
+/* Run fusermount3 -u: 0, -EBUSY (the mount is in use: only when its
+ * message is captured, quiet), or -EIO. */
 static int umount_run_fusermount_once(const char *mountpoint, bool quiet)
 {
-	pid_t child = fork();
+	int err_pipe[2] = { -1, -1 };
 	int status;
 
-	if (child < 0)
+	if (quiet && pipe(err_pipe) < 0)
 		return -errno;
+	pid_t child = fork();
+	if (child < 0) {
+		int rc = -errno;
+		if (quiet) {
+			close(err_pipe[0]);
+			close(err_pipe[1]);
+		}
+		return rc;
+	}
 	if (child == 0) {
-		if (quiet)
-			execlp("fusermount3", "fusermount3", "-u", "-q", mountpoint, (char *)NULL);
-		else
-			execlp("fusermount3", "fusermount3", "-u", mountpoint, (char *)NULL);
+		if (quiet) {
+			dup2(err_pipe[1], STDERR_FILENO);
+			close(err_pipe[0]);
+			close(err_pipe[1]);
+		}
+		execlp("fusermount3", "fusermount3", "-u", mountpoint, (char *)NULL);
 		fprintf(stderr, "raidfuse umount: cannot run fusermount3: %s\n", strerror(errno));
 		_exit(127);
 	}
+	char message[512];
+	size_t got = 0;
+	if (quiet) {
+		close(err_pipe[1]);
+		ssize_t n;
+		while ((n = read(err_pipe[0], message + got, sizeof(message) - 1 - got)) > 0)
+			got += (size_t)n;
+		close(err_pipe[0]);
+	}
+	message[got] = '\0';
 	if (waitpid(child, &status, 0) < 0)
 		return -errno;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	/* fusermount3 exits 1 for every failure; its message tells busy. */
+	return quiet && strstr(message, "busy") ? -EBUSY : -EIO;
 }
 
 /* A file system just unmounted from volume.img (fuse2fs, a loop device)
  * can keep it open for a moment after its own umount returned: the mount
- * is busy until then. Try again for a few seconds before giving up. */
+ * is busy until then. Try again for a few seconds before giving up; any
+ * other failure is reported at once. */
 static int umount_run_fusermount(const char *mountpoint)
 {
 	for (int tries = 0; tries < 50; tries++) {
-		if (umount_run_fusermount_once(mountpoint, true) == 0)
+		int rc = umount_run_fusermount_once(mountpoint, true);
+		if (rc == 0)
 			return 0;
+		if (rc != -EBUSY)
+			break;
 		if (tries == 10)
 			fprintf(stderr, "raidfuse umount: %s is busy (volume.img still open?); "
 			        "waiting up to 5 s\n", mountpoint);

@@ -19,7 +19,8 @@ static void create_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: raidfuse create --level L --raid-devices N [--chunk SIZE] [--layout NAME]\n"
-	        "                       [--name NAME] [--size PER-MEMBER] [--force] MEMBER...\n"
+	        "                       [--name NAME] [--size SIZE] [--bitmap internal|none]\n"
+	        "                       [--bitmap-chunk SIZE] [--force] MEMBER...\n"
 	        "  -l, --level L          linear (jbod), 0, 1, 10, 5 or 6\n"
 	        "  -n, --raid-devices N   number of members (must match the members named)\n"
 	        "  -c, --chunk SIZE       chunk size, a power of two from 4K to 1M (default 512K);\n"
@@ -28,7 +29,7 @@ static void create_usage(FILE *out)
 	        "                         right-symmetric, right-asymmetric, parity-first,\n"
 	        "                         parity-last (ls, la, rs, ra; raid6 also the -6 forms);\n"
 	        "                         raid10: n2 (default), n3, f2, o2 (nK, fK, oK copies)\n"
-	        "  -N, --name NAME        array name stored in the superblock\n"
+	        "  -N, --name NAME        array name stored in the superblock (default HOST:0)\n"
 	        "  -z, --size SIZE        size of each member file; members that do not exist\n"
 	        "                         are created at this size (e.g. 256M); a bare\n"
 	        "                         number is KiB, as in mdadm\n"
@@ -37,9 +38,9 @@ static void create_usage(FILE *out)
 	        "                         raid1/5/6/10: after an unclean stop only marked regions\n"
 	        "                         resync)\n"
 	        "      --bitmap-chunk SIZE  bytes one bitmap bit covers (of each member; of the\n"
-	        "                         volume for raid10, as in md), a power of two (default\n"
-	        "                         64M as in mdadm, more above 512 GiB); a bare number is\n"
-	        "                         KiB\n");
+	        "                         volume for raid10, as in md), a power of two from 4K\n"
+	        "                         to 2G (default 64M as in mdadm, more above 512 GiB);\n"
+	        "                         a bare number is KiB\n");
 }
 
 int cmd_create(int argc, char **argv)

@@ -57,6 +57,12 @@ static bool ctl_is_mount(const char *verb, const char *mount)
 	return rc == 0;
 }
 
+/* VERB --help or VERB -h alone: help on stdout, exit 0. */
+static bool ctl_help_asked(int argc, char **argv)
+{
+	return argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static char buf[65536];
@@ -64,9 +70,8 @@ int cmd_status(int argc, char **argv)
 
 	/* An option where the mount point belongs (status --json alone) is
 	 * a usage error, not a mount point to look for. */
-	if (!(argc == 2 || json) || argv[argc - 1][0] == '-' ||
-	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		bool help = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+	if (!(argc == 2 || json) || argv[argc - 1][0] == '-' || ctl_help_asked(argc, argv)) {
+		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr, "Usage: raidfuse status [--json] MOUNTPOINT\n");
 		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
@@ -130,8 +135,8 @@ static int ctl_member_verb(const char *verb, const char *action, int argc, char 
 {
 	char dev[32], attr[64];
 
-	if (argc != 3 || strcmp(argv[1], "--help") == 0) {
-		bool help = argc == 2 && strcmp(argv[1], "--help") == 0;
+	if (argc != 3 || ctl_help_asked(argc, argv)) {
+		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr, "Usage: raidfuse %s MOUNTPOINT MEMBER\n"
 		        "MEMBER is the member's path or devN (see MOUNTPOINT/.raidfuse/).\n", verb);
 		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
@@ -217,8 +222,8 @@ int cmd_add(int argc, char **argv)
 {
 	char abs_path[PATH_MAX * 2];
 
-	if (argc != 3 || strcmp(argv[1], "--help") == 0) {
-		bool help = argc == 2 && strcmp(argv[1], "--help") == 0;
+	if (argc != 3 || ctl_help_asked(argc, argv)) {
+		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr,
 		        "Usage: raidfuse add MOUNTPOINT MEMBER\n"
 		        "Adds MEMBER (a file or block device at least as large as the others):\n"
@@ -242,8 +247,8 @@ int cmd_replace(int argc, char **argv)
 {
 	char abs_path[PATH_MAX * 2], dev[32], attr[64];
 
-	if (argc != 4 || strcmp(argv[1], "--help") == 0) {
-		bool help = argc == 2 && strcmp(argv[1], "--help") == 0;
+	if (argc != 4 || ctl_help_asked(argc, argv)) {
+		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr,
 		        "Usage: raidfuse replace MOUNTPOINT OLD NEW\n"
 		        "Copies OLD's role onto NEW while OLD keeps serving (md's\n"
@@ -280,8 +285,8 @@ int cmd_remove(int argc, char **argv)
 
 static int ctl_sync_verb(const char *verb, int argc, char **argv)
 {
-	if (argc != 2 || strcmp(argv[1], "--help") == 0) {
-		bool help = argc == 2;
+	if (argc != 2 || ctl_help_asked(argc, argv)) {
+		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr,
 		        "Usage: raidfuse %s MOUNTPOINT\nStarts md's \"%s\" in the background; "
 		        "'raidfuse wait MOUNTPOINT' follows it.\n", verb, verb);
@@ -324,12 +329,13 @@ static double ctl_now(void)
 int cmd_wait(int argc, char **argv)
 {
 	char action[64], completed[64], mismatch[64], base_action[64] = "";
+	char result[128] = "done\n";
 	bool tty = isatty(STDOUT_FILENO);
 	double start = ctl_now(), last_line = 0;
 	uint64_t base_done = 0; /* done at start, for this action */
 
-	if (argc != 2 || strcmp(argv[1], "--help") == 0) {
-		bool help = argc == 2;
+	if (argc != 2 || ctl_help_asked(argc, argv)) {
+		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr, "Usage: raidfuse wait MOUNTPOINT\n"
 		        "Waits until the running check, repair or rebuild ends, showing progress;\n"
 		        "exits 1 if it failed or was interrupted, or if none has run since the mount.\n");
@@ -345,8 +351,15 @@ int cmd_wait(int argc, char **argv)
 			return CLI_EXIT_ERROR;
 		}
 		action[strcspn(action, "\n")] = '\0';
-		if (strcmp(action, "idle") == 0)
-			break;
+		if (strcmp(action, "idle") == 0) {
+			/* An action that began after sync_action was read says
+			 * "running" here: wait for it too. */
+			if (cli_ctl_read(mount, "last_sync_result", result, sizeof(result)) < 0)
+				snprintf(result, sizeof(result), "done\n");
+			if (strncmp(result, "running", 7) != 0)
+				break;
+			continue;
+		}
 		uint64_t done = 0, total = 0;
 		if (sscanf(completed, "%" SCNu64 " / %" SCNu64, &done, &total) == 2 && total) {
 			double now = ctl_now();
@@ -380,9 +393,7 @@ int cmd_wait(int argc, char **argv)
 	}
 	if (tty)
 		printf("\r%-78s\r", "");
-	char result[128] = "done\n";
 	cli_ctl_read(mount, "mismatch_cnt", mismatch, sizeof(mismatch));
-	cli_ctl_read(mount, "last_sync_result", result, sizeof(result));
 	result[strcspn(result, "\n")] = '\0';
 	/* As mdadm --wait fails when there was nothing to wait for; an action
 	 * that ended before we looked still reports its result. */

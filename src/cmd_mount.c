@@ -30,6 +30,7 @@ static void mount_usage(FILE *out)
 	        "  -f, --foreground     stay in the foreground, log to stderr\n"
 	        "  -R, --run            start the array even if members are missing (degraded)\n"
 	        "      --force          start even if degraded and not stopped cleanly\n"
+	        "                       (implies --run)\n"
 	        "  -r, --readonly       open members read-only; volume.img is read-only\n"
 	        "  -t, --threads N      FUSE worker threads (default %d)\n"
 	        "      --cache-mib N    RAID5/6 stripe cache size in MiB (default %d; 0 = off:\n"

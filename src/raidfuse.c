@@ -19,12 +19,12 @@ static const struct {
 	{ "status", cmd_status, "print a mounted array's status (mdstat-like)" },
 	{ "verify", cmd_verify, "check parity of an unmounted array, read-only (mismatch_cnt)" },
 	{ "fail", cmd_fail, "mark a member of a mounted array faulty (a drill)" },
-	{ "remove", cmd_remove, "remove a faulty member from a mounted array" },
+	{ "remove", cmd_remove, "remove a faulty (or spare) member from a mounted array" },
 	{ "add", cmd_add, "add a member: rebuilt into a missing role, or a spare" },
 	{ "replace", cmd_replace, "copy a member onto a new one while it still serves" },
 	{ "check", cmd_check, "start md's check: count parity/mirror mismatches, change nothing" },
 	{ "repair", cmd_repair, "start md's repair: rewrite mismatched parity/mirrors" },
-	{ "wait", cmd_wait, "wait for a check or repair to end, with progress" },
+	{ "wait", cmd_wait, "wait for a check, repair or rebuild to end, with progress" },
 };
 
 void cli_error(const char *verb, const char *fmt, ...)
@@ -45,9 +45,11 @@ static void usage(FILE *out)
 	             "Verbs:\n");
 	for (size_t i = 0; i < sizeof(cli_verbs) / sizeof(cli_verbs[0]); i++)
 		fprintf(out, "  %-8s %s\n", cli_verbs[i].name, cli_verbs[i].summary);
-	fprintf(out, "\n'raidfuse VERB --help' describes a verb; see also raidfuse(8).\n"
+	fprintf(out, "\n'raidfuse VERB --help' describes a verb; 'raidfuse --version' prints the\n"
+	             "version; see also raidfuse(8).\n"
 	             "From fstab (type fuse.raidfuse), mount runs 'raidfuse M0:M1:... MOUNTPOINT\n"
-	             "-o OPTIONS', the options the mount verb's flags (run, ro, cache-mib=N, ...).\n");
+	             "-o OPTIONS', with the options raidfuse(8) lists under FSTAB (run, ro,\n"
+	             "cache-mib=N, ...).\n");
 }
 
 int main(int argc, char **argv)

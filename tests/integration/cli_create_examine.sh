@@ -272,9 +272,14 @@ log "$count arrays checked with mdadm --examine and raidfuse examine"
 # --- exit codes --------------------------------------------------------------
 out=$("$RAIDFUSE" --help 2>&1) || fail "raidfuse --help exited $?"
 echo "$out" | grep -q "Usage" || fail "raidfuse --help prints no usage"
-for verb in create examine mount umount; do
-	out=$("$RAIDFUSE" "$verb" --help 2>&1) || fail "raidfuse $verb --help exited $?"
-	echo "$out" | grep -q "Usage: raidfuse $verb" || fail "raidfuse $verb --help prints no usage"
+# Every verb of raidfuse --help, with --help or -h: its usage on stdout, exit 0.
+verbs=$("$RAIDFUSE" --help | sed -n '/^Verbs:/,/^$/s/^  \([a-z]*\) .*/\1/p')
+[ "$(echo "$verbs" | wc -w)" -ge 13 ] || fail "raidfuse --help lists too few verbs: $verbs"
+for verb in $verbs; do
+	for flag in --help -h; do
+		out=$("$RAIDFUSE" "$verb" $flag 2>/dev/null) || fail "raidfuse $verb $flag exited $?"
+		echo "$out" | grep -q "Usage: raidfuse $verb" || fail "raidfuse $verb $flag prints no usage on stdout"
+	done
 done
 want_version=$(sed -n 's/^AC_INIT(\[raidfuse\], *\[\([^]]*\)\].*/\1/p' "$TOP_SRCDIR/configure.ac")
 out=$("$RAIDFUSE" --version 2>&1) || fail "raidfuse --version exited $?"

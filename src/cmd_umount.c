@@ -107,26 +107,26 @@ bool cli_is_raidfuse_mount(const char *mountpoint)
 	return found;
 }
 
-/* Run fusermount3 -u: 0, -EBUSY (the mount is in use: only when its
- * message is captured, quiet), or -EIO. */
-static int umount_run_fusermount_once(const char *mountpoint, bool quiet)
+/* Run fusermount3 -u: 0, -EBUSY (the mount is in use: only known when
+ * its message is captured rather than shown), or -EIO. */
+static int umount_run_fusermount_once(const char *mountpoint, bool capture_message)
 {
 	int err_pipe[2] = { -1, -1 };
 	int status;
 
-	if (quiet && pipe(err_pipe) < 0)
+	if (capture_message && pipe(err_pipe) < 0)
 		return -errno;
 	pid_t child = fork();
 	if (child < 0) {
 		int rc = -errno;
-		if (quiet) {
+		if (capture_message) {
 			close(err_pipe[0]);
 			close(err_pipe[1]);
 		}
 		return rc;
 	}
 	if (child == 0) {
-		if (quiet) {
+		if (capture_message) {
 			dup2(err_pipe[1], STDERR_FILENO);
 			close(err_pipe[0]);
 			close(err_pipe[1]);
@@ -137,7 +137,7 @@ static int umount_run_fusermount_once(const char *mountpoint, bool quiet)
 	}
 	char message[512];
 	size_t got = 0;
-	if (quiet) {
+	if (capture_message) {
 		close(err_pipe[1]);
 		ssize_t n;
 		while ((n = read(err_pipe[0], message + got, sizeof(message) - 1 - got)) > 0)
@@ -150,7 +150,7 @@ static int umount_run_fusermount_once(const char *mountpoint, bool quiet)
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	/* fusermount3 exits 1 for every failure; its message tells busy. */
-	return quiet && strstr(message, "busy") ? -EBUSY : -EIO;
+	return capture_message && strstr(message, "busy") ? -EBUSY : -EIO;
 }
 
 /* A file system just unmounted from volume.img (fuse2fs, a loop device)

@@ -202,16 +202,29 @@ const char *member_state_name(enum member_state state)
 	}
 }
 
+/* The file under a loop device, as the loop driver names it. */
+bool member_loop_backing_id(const struct member *m, dev_t *dev, ino_t *ino)
+{
+	struct loop_info64 info;
+
+	if (!m->is_block_device || m->fd < 0 || ioctl(m->fd, LOOP_GET_STATUS64, &info) < 0)
+		return false;
+	*dev = (dev_t)info.lo_device;
+	*ino = (ino_t)info.lo_inode;
+	return true;
+}
+
 /* The file under a loop device (its sysfs backing_file, checked against
  * the device and inode the loop driver reports), opened to be locked, or
  * -1 when m is no loop device or the file cannot be found. */
 static int loop_backing_open(const struct member *m, bool exclusive)
 {
-	struct loop_info64 info;
 	char path[128], backing[PATH_MAX];
 	struct stat st;
+	dev_t backing_dev;
+	ino_t backing_ino;
 
-	if (!m->is_block_device || ioctl(m->fd, LOOP_GET_STATUS64, &info) < 0)
+	if (!member_loop_backing_id(m, &backing_dev, &backing_ino))
 		return -1;
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/loop/backing_file",
 	         major(m->st_rdev), minor(m->st_rdev));
@@ -231,24 +244,11 @@ static int loop_backing_open(const struct member *m, bool exclusive)
 		fd = open(backing, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || st.st_ino != info.lo_inode ||
-	    st.st_dev != (dev_t)info.lo_device) {
+	if (fstat(fd, &st) < 0 || st.st_ino != backing_ino || st.st_dev != backing_dev) {
 		close(fd);
 		return -1;
 	}
 	return fd;
-}
-
-/* The file under a loop device, as the loop driver names it. */
-bool member_loop_backing_id(const struct member *m, dev_t *dev, ino_t *ino)
-{
-	struct loop_info64 info;
-
-	if (!m->is_block_device || m->fd < 0 || ioctl(m->fd, LOOP_GET_STATUS64, &info) < 0)
-		return false;
-	*dev = (dev_t)info.lo_device;
-	*ino = (ino_t)info.lo_inode;
-	return true;
 }
 
 bool member_same_file(const struct member *a, const struct member *b)

@@ -38,6 +38,15 @@ bool cli_is_raidfuse_mount(const char *path);
 /* Read MOUNT/.raidfuse/NAME into buf (NUL-terminated). 0 or -errno. */
 int cli_ctl_read(const char *mount, const char *name, char *buf, size_t len);
 
+/* The member paths of a verb that takes only paths (examine, verify):
+ * argv[1..argc) with a "--" skipped, after which a path may begin with
+ * '-'. Any other argument that begins with '-' is an option the verb does
+ * not know: reported with the usage, -EINVAL (exit 2), rather than opened
+ * as a member. On success *first is the index of the first path and
+ * *nr_paths their count (the paths are moved together over the "--"). */
+int cli_member_args(const char *verb, const char *usage, int argc, char **argv, int *first,
+                    int *nr_paths);
+
 /* Print "raidfuse VERB: message" to stderr. */
 void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -131,11 +131,22 @@ static int ctl_find_member(const char *mount, const char *name, char *dev, size_
 	return -ENOENT;
 }
 
+/* An argument of a verb that takes no options beyond -h that looks like
+ * one: a usage error, not a mount point or member to look for. A member
+ * whose name begins with '-' is named ./-NAME. */
+static bool ctl_option_given(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1] != '\0')
+			return true;
+	return false;
+}
+
 static int ctl_member_verb(const char *verb, const char *action, int argc, char **argv)
 {
 	char dev[32], attr[64];
 
-	if (argc != 3 || ctl_help_asked(argc, argv)) {
+	if (argc != 3 || ctl_help_asked(argc, argv) || ctl_option_given(argc, argv)) {
 		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr, "Usage: raidfuse %s MOUNTPOINT MEMBER\n"
 		        "MEMBER is the member's path or devN (see MOUNTPOINT/.raidfuse/).\n", verb);
@@ -222,7 +233,7 @@ int cmd_add(int argc, char **argv)
 {
 	char abs_path[PATH_MAX * 2];
 
-	if (argc != 3 || ctl_help_asked(argc, argv)) {
+	if (argc != 3 || ctl_help_asked(argc, argv) || ctl_option_given(argc, argv)) {
 		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr,
 		        "Usage: raidfuse add MOUNTPOINT MEMBER\n"
@@ -247,7 +258,7 @@ int cmd_replace(int argc, char **argv)
 {
 	char abs_path[PATH_MAX * 2], dev[32], attr[64];
 
-	if (argc != 4 || ctl_help_asked(argc, argv)) {
+	if (argc != 4 || ctl_help_asked(argc, argv) || ctl_option_given(argc, argv)) {
 		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr,
 		        "Usage: raidfuse replace MOUNTPOINT OLD NEW\n"
@@ -285,7 +296,7 @@ int cmd_remove(int argc, char **argv)
 
 static int ctl_sync_verb(const char *verb, int argc, char **argv)
 {
-	if (argc != 2 || ctl_help_asked(argc, argv)) {
+	if (argc != 2 || ctl_help_asked(argc, argv) || ctl_option_given(argc, argv)) {
 		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr,
 		        "Usage: raidfuse %s MOUNTPOINT\nStarts md's \"%s\" in the background; "
@@ -334,7 +345,7 @@ int cmd_wait(int argc, char **argv)
 	double start = ctl_now(), last_line = 0;
 	uint64_t base_done = 0; /* done at start, for this action */
 
-	if (argc != 2 || ctl_help_asked(argc, argv)) {
+	if (argc != 2 || ctl_help_asked(argc, argv) || ctl_option_given(argc, argv)) {
 		bool help = ctl_help_asked(argc, argv);
 		fprintf(help ? stdout : stderr, "Usage: raidfuse wait MOUNTPOINT\n"
 		        "Waits until the running check, repair or rebuild ends, showing progress;\n"

@@ -120,11 +120,16 @@ int cmd_examine(int argc, char **argv)
 {
 	int status = CLI_EXIT_OK;
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fprintf(argc < 2 ? stderr : stdout, "Usage: raidfuse examine MEMBER...\n");
-		return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+	static const char usage[] = "Usage: raidfuse examine MEMBER...\n";
+	int first, nr_paths;
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return CLI_EXIT_OK;
 	}
-	for (int i = 1; i < argc; i++) {
+	if (cli_member_args("examine", usage, argc, argv, &first, &nr_paths) < 0)
+		return CLI_EXIT_USAGE;
+	for (int i = first; i < first + nr_paths; i++) {
 		struct member m;
 		char err[512];
 
@@ -136,7 +141,7 @@ int cmd_examine(int argc, char **argv)
 			status = CLI_EXIT_ERROR;
 			continue;
 		}
-		if (i > 1)
+		if (i > first)
 			putchar('\n');
 		examine_member(&m);
 		member_close(&m);

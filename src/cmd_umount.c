@@ -266,9 +266,12 @@ static int umount_verdict(const char *mountpoint, const struct umount_expect *ex
 
 int cmd_umount(int argc, char **argv)
 {
-	if (argc != 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fprintf(argc == 2 ? stdout : stderr, "Usage: raidfuse umount MOUNTPOINT\n");
-		return argc == 2 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	bool help = argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+	/* An option where the mount point belongs is a usage error, not a
+	 * mount point to look for. */
+	if (argc != 2 || help || argv[1][0] == '-') {
+		fprintf(help ? stdout : stderr, "Usage: raidfuse umount MOUNTPOINT\n");
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	const char *mountpoint = argv[1];
 	/* root's fusermount3 would unmount anything */

@@ -21,13 +21,18 @@ int cmd_verify(int argc, char **argv)
 	uint64_t mismatch_sectors = 0;
 	char err[1024];
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fprintf(argc < 2 ? stderr : stdout,
-		        "Usage: raidfuse verify MEMBER...\n"
-		        "Check parity (or mirror copies) of an unmounted array, read-only.\n"
-		        "Prints mismatch_cnt in sectors, as md; exits 1 when it is not 0.\n");
-		return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+	static const char usage[] =
+		"Usage: raidfuse verify MEMBER...\n"
+		"Check parity (or mirror copies) of an unmounted array, read-only.\n"
+		"Prints mismatch_cnt in sectors, as md; exits 1 when it is not 0.\n";
+	int first, nr_paths;
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return CLI_EXIT_OK;
 	}
+	if (cli_member_args("verify", usage, argc, argv, &first, &nr_paths) < 0)
+		return CLI_EXIT_USAGE;
 	memset(&opts, 0, sizeof(opts));
 	opts.read_only = true;
 	/* Assembled even with a member missing, so that the refusal below
@@ -35,7 +40,7 @@ int cmd_verify(int argc, char **argv)
 	opts.run_degraded = true;
 	opts.force = true; /* nor how to start it dirty and degraded */
 	opts.log = fs_log;
-	if (array_assemble(&a, (const char *const *)argv + 1, argc - 1, &opts, err,
+	if (array_assemble(&a, (const char *const *)argv + first, nr_paths, &opts, err,
 	                   sizeof(err)) < 0) {
 		cli_error("verify", "%s", err);
 		return CLI_EXIT_ERROR;

@@ -290,6 +290,30 @@ rc=0
 rc=0
 "$RAIDFUSE" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "no verb at all exited $rc, expected 2"
+# An option a verb does not know is a usage error (2) that names it, not a
+# member or mount point to look for (examine and verify opened it as a
+# member and exited 1); "--" lets a member's name begin with '-'.
+mkdir -p "$WORK/opt" "$WORK/opt/mnt"
+for args in "examine --no-such-option $WORK/opt/m" "examine $WORK/opt/m --no-such-option" \
+	"verify --no-such-option $WORK/opt/m" "fail $WORK/opt/mnt --no-such-option" \
+	"remove --no-such-option $WORK/opt/m" "add $WORK/opt/mnt --no-such-option" \
+	"replace $WORK/opt/mnt dev0 --no-such-option" "status --no-such-option $WORK/opt/mnt" \
+	"check --no-such-option" "umount --no-such-option" "wait --no-such-option" "create --no-such-option $WORK/opt/m" \
+	"mount --no-such-option $WORK/opt/m $WORK/opt/mnt"; do
+	rc=0
+	# shellcheck disable=SC2086
+	err=$("$RAIDFUSE" $args 2>&1 >/dev/null) || rc=$?
+	[ "$rc" = 2 ] || fail "raidfuse $args exited $rc, expected 2 (usage): $err"
+	echo "$err" | grep -q "Usage: raidfuse ${args%% *}" || fail "raidfuse $args prints no usage: $err"
+done
+err=$("$RAIDFUSE" examine --no-such-option "$WORK/opt/m" 2>&1 >/dev/null) || true
+echo "$err" | grep -q "unrecognized option '--no-such-option'" ||
+	fail "examine does not name the option it does not know: $err"
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 8M "$WORK/opt/-lead" "$WORK/opt/b" >/dev/null 2>&1 ||
+	fail "create of a mirror with a member named -lead failed"
+out=$(cd "$WORK/opt" && "$RAIDFUSE" examine -- -lead b) || fail "examine -- -lead b exited $?"
+[ "$(echo "$out" | grep -c 'Magic : a92b4efc')" = 2 ] || fail "examine -- -lead b shows not both members: $out"
+out=$(cd "$WORK/opt" && "$RAIDFUSE" verify -- -lead b) || fail "verify -- -lead b exited $?: $out"
 
 d="$WORK/refuse"
 mkdir -p "$d"

@@ -38,8 +38,9 @@
 # Output: a Markdown table on stdout (MB/s, IOPS, daemon CPU s/GiB, ratios
 # against the baselines, and the targets they are checked against), and in
 # --out DIR (default ./bench-results/DATE/): results.csv, summary.md, raw/
-# (fio terse output, daemon status after each job, logs). Exit status 1
-# when a job failed in every repetition (ERR in the tables).
+# (fio terse output and daemon status after each job, .repN with --repeat;
+# logs). Exit status 1 when a job failed in every repetition (ERR in the
+# tables).
 #
 # --buffered-compare runs a different, smaller study instead: buffered
 # (direct=0, psync) 1 MiB sequential write/read and 4 KiB random read on
@@ -355,6 +356,8 @@ run_job_once() {
 	read -r rw bs qd metric region <<<"$(job_spec "$job")"
 	region=${region:-$vol_bytes}
 	local raw=$out/raw/$row.$job
+	# Every repetition keeps its own raw files (results.csv has them all).
+	[ "$repeat" -gt 1 ] && raw+=.rep$job_rep
 	local extra=() amount=(--time_based)
 	[[ $rw == rand* ]] && extra+=(--norandommap --randrepeat=0)
 	# A fixed amount: --runtime is then only the cap.

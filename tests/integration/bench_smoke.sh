@@ -30,4 +30,18 @@ awk -F, 'NR > 1 && $7 == "rw-qd16" && $15 != 8388608 { bad = 1 } END { exit bad 
 	"$out/results.csv" || fail "rw-qd16 did not write exactly 8 MiB: $(awk -F, '$7 == "rw-qd16" { print $2, $15 }' "$out/results.csv")"
 grep -q 'random jobs: 8192 KiB each' "$out/summary.md" || fail "summary does not say the random jobs' size"
 log "ok: bench-fio.sh --quick: $rows results, summary written"
+# --repeat keeps every repetition's raw fio output and daemon status, not
+# only the last one's.
+rep=$WORK/rep
+bash "$TOP_SRCDIR/contrib/bench/bench-fio.sh" --configs raid5-4:on --jobs rw-qd16 --repeat 2 \
+	--runtime 2 --rand-io-size 4M --raidfuse "$RAIDFUSE" --out "$rep" --dir "$WORK" \
+	>"$WORK/rep.log" 2>&1 || { tail -20 "$WORK/rep.log"; fail "bench-fio.sh --repeat 2 failed"; }
+for r in 1 2; do
+	grep -q '^3;' "$rep/raw/raid5-4-on.rw-qd16.rep$r.fio" 2>/dev/null ||
+		fail "--repeat 2: no fio result of repetition $r in raw/: $(ls "$rep/raw")"
+	[ -s "$rep/raw/raid5-4-on.rw-qd16.rep$r.status" ] || fail "--repeat 2: no daemon status of repetition $r"
+done
+[ "$(awk -F, 'NR > 1 && $7 == "rw-qd16"' "$rep/results.csv" | wc -l)" = 2 ] ||
+	fail "--repeat 2: results.csv has not both repetitions"
+log "ok: --repeat 2 keeps both repetitions' raw files"
 log "PASS"

@@ -1877,6 +1877,17 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 			              (uint64_t)atomic_load(&m->bytes_written));
 		else
 			textbuf_appendf(&t, "member %d: missing\n", role);
+		/* The member taking the role over, so that "missing" is not
+		 * all a rebuild shows (md's mdstat lists it with the role). */
+		struct member *target = a->rebuilding[role];
+		if (target && a->geo.dev_bytes)
+			textbuf_appendf(&t, "member %d: %s %s %.1f%% read_bytes=%" PRIu64
+			              " written_bytes=%" PRIu64 "\n",
+			              role, target->abs_path, m ? "replacing" : "rebuilding",
+			              100.0 * (double)atomic_load(&a->rebuilt_bytes[role]) /
+			                      (double)a->geo.dev_bytes,
+			              (uint64_t)atomic_load(&target->bytes_read),
+			              (uint64_t)atomic_load(&target->bytes_written));
 	}
 	pthread_mutex_unlock(&a->state_lock);
 	if (a->ops->status && a->workers_ready && t.used < len)

@@ -93,6 +93,16 @@ rebuild_killed() {
 	echo 6000 >"$mnt/.raidfuse/sync_speed_max" || fail "set sync_speed_max"
 	truncate -s 48M "$new"
 	"$RAIDFUSE" add "$mnt" "$new" || fail "add $new"
+	# The member lines show the role missing and the member rebuilt
+	# for it, with its progress (not only "missing").
+	local shown=0
+	for _ in $(seq 50); do
+		grep -qE "^member [0-9]+: /[^ ]*/${new##*/} rebuilding [0-9.]+% read_bytes=[0-9]+ written_bytes=[0-9]+\$" \
+			"$mnt/.raidfuse/status" && { shown=1; break; }
+		sleep 0.1
+	done
+	[ $shown = 1 ] && grep -qE "^member [0-9]+: missing\$" "$mnt/.raidfuse/status" ||
+		fail "status does not show $new rebuilding a missing role: $(grep '^member' "$mnt/.raidfuse/status")"
 	sleep 3
 	kill -9 "$(cat "$mnt/.raidfuse/pid")"
 	sleep 0.3
@@ -219,6 +229,11 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 [ $shown = 1 ] || fail "status does not show the replacement: $(cat "$dir/mnt/.raidfuse/status")"
+# The member lines name both: the old one serving, the copy with its progress.
+grep -qE "^member 0: /[^ ]*/m0 in_sync " "$dir/mnt/.raidfuse/status" &&
+	grep -qE "^member 0: /[^ ]*/copy replacing [0-9.]+% read_bytes=[0-9]+ written_bytes=[0-9]+\$" \
+		"$dir/mnt/.raidfuse/status" ||
+	fail "the member lines do not show m0 serving and copy replacing it: $(grep '^member' "$dir/mnt/.raidfuse/status")"
 grep -q '"degraded":0' <("$RAIDFUSE" status --json "$dir/mnt") || fail "degraded during a replace"
 dd if=/dev/urandom of=late bs=1M count=2 status=none
 dd if=late of="$dir/mnt/volume.img" bs=1M seek=50 conv=notrunc,fsync status=none || fail "write during replace"

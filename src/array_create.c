@@ -104,7 +104,7 @@ static int create_open_existing(struct member *members, bool *to_create,
 {
 	for (int i = 0; i < nr_paths; i++) {
 		struct stat st;
-		if (lstat(paths[i], &st) < 0) {
+		if (!member_names_partition(paths[i]) && lstat(paths[i], &st) < 0) {
 			if (errno != ENOENT)
 				return errmsg_fail(-errno, err, errlen, "%s: %s", paths[i],
 				                   strerror(errno));

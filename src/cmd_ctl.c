@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "member.h"
+#include "partition.h"
 
 int cli_ctl_read(const char *mount, const char *name, char *buf, size_t len)
 {
@@ -89,6 +90,22 @@ int cmd_status(int argc, char **argv)
 
 /* The devN directory of a member named by path (any spelling that
  * resolves to the same file), by devN, or by the path the array knows. */
+/* FILE@N (partition N of FILE) as the daemon names it: FILE resolved. */
+static bool ctl_partition_realpath(const char *name, char *out, size_t outlen)
+{
+	char file_part[PATH_MAX], real[PATH_MAX];
+	unsigned number;
+	size_t file_len;
+
+	if (!partition_spec_parse(name, &file_len, &number) || file_len >= sizeof(file_part))
+		return false;
+	memcpy(file_part, name, file_len);
+	file_part[file_len] = '\0';
+	if (!realpath(file_part, real))
+		return false;
+	return (size_t)snprintf(out, outlen, "%s@%u", real, number) < outlen;
+}
+
 static int ctl_find_member(const char *mount, const char *name, char *dev, size_t devlen)
 {
 	char want[PATH_MAX] = "", path[PATH_MAX + 16], attr[32];
@@ -101,7 +118,7 @@ static int ctl_find_member(const char *mount, const char *name, char *dev, size_
 		}
 		return -ENOENT;
 	}
-	if (!realpath(name, want))
+	if (!realpath(name, want) && !ctl_partition_realpath(name, want, sizeof(want)))
 		snprintf(want, sizeof(want), "%s", name);
 	/* A file removed and added again has two entries: the live one is
 	 * meant, the removed one only when it is all there is. */

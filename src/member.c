@@ -29,6 +29,7 @@
 #include "member.h"
 #include "member_badblocks.h"
 #include "member_fault.h"
+#include "partition.h"
 
 /* Whether path is dir or below it, as spelled. */
 static bool path_has_prefix_dir(const char *path, const char *dir)
@@ -47,8 +48,19 @@ bool member_path_inside(const char *path, const char *dir_real)
 	 * daemon itself about a path inside its own mount. */
 	if (path_has_prefix_dir(path, dir_real))
 		return true;
-	if (!realpath(path, real))
-		return false; /* opening it reports what is wrong */
+	if (!realpath(path, real)) {
+		/* FILE@N: where FILE is. */
+		char file_part[PATH_MAX];
+		unsigned number;
+		size_t file_len;
+		if (errno != ENOENT || !partition_spec_parse(path, &file_len, &number) ||
+		    file_len >= sizeof(file_part))
+			return false; /* opening it reports what is wrong */
+		memcpy(file_part, path, file_len);
+		file_part[file_len] = '\0';
+		if (!realpath(file_part, real))
+			return false;
+	}
 	return path_has_prefix_dir(real, dir_real);
 }
 
@@ -170,23 +182,107 @@ static int member_open_at(struct member *m, const char *path, const char *open_p
 	return 0;
 }
 
+/* Narrow the open member m (the whole disk file_name) to its partition
+ * number: the size and base of it, and its name with @N. */
+static int member_narrow_to_partition(struct member *m, const char *file_name, unsigned number,
+                                      char *err, size_t errlen)
+{
+	struct partition_table *table = malloc(sizeof(*table));
+	unsigned sector_bytes = 0;
+	int sector_ioctl = 0;
+
+	if (!table)
+		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	if (m->is_block_device && ioctl(m->fd, BLKSSZGET, &sector_ioctl) == 0)
+		sector_bytes = (unsigned)sector_ioctl;
+	int rc = partition_table_read(m->fd, m->file_bytes, sector_bytes, file_name, table, err,
+	                              errlen);
+	if (rc == 0) {
+		const struct partition *part = partition_find(table, number);
+		if (!part) {
+			char numbers[128];
+			partition_numbers_text(table, numbers, sizeof(numbers));
+			rc = errmsg_fail(-ENOENT, err, errlen,
+			                 "%s: %s has no partition %u (its %s lists: %s)", m->path,
+			                 file_name, number, table->scheme, numbers);
+		} else {
+			m->partition = number;
+			m->base_bytes = part->start_bytes;
+			m->file_bytes = part->len_bytes;
+		}
+	} else if (rc == -ENOENT) {
+		/* "holds no partition table": said of FILE, for FILE@N. */
+		char why[256];
+		snprintf(why, sizeof(why), "%s", err ? err : "");
+		rc = errmsg_fail(-ENOENT, err, errlen, "%s does not exist, and as partition %u of "
+		                 "%s: %s",
+		                 m->path, number, file_name, why);
+	}
+	free(table);
+	if (rc < 0)
+		return rc;
+	size_t abs_len = strlen(m->abs_path) + 16;
+	char *abs_part = malloc(abs_len);
+	if (!abs_part)
+		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	snprintf(abs_part, abs_len, "%s@%u", m->abs_path, number);
+	free(m->abs_path);
+	m->abs_path = abs_part;
+	return 0;
+}
+
+bool member_names_partition(const char *path)
+{
+	char file_part[PATH_MAX];
+	struct stat st;
+	unsigned number;
+	size_t file_len;
+
+	if (lstat(path, &st) == 0 || errno != ENOENT ||
+	    !partition_spec_parse(path, &file_len, &number) || file_len >= sizeof(file_part))
+		return false;
+	memcpy(file_part, path, file_len);
+	file_part[file_len] = '\0';
+	return stat(file_part, &st) == 0;
+}
+
 int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen)
 {
 	struct stat link_st;
-	char *link_target = NULL;
+	char *link_target = NULL, file_part[PATH_MAX];
+	const char *open_name = path;
+	unsigned partition = 0;
+	size_t file_len;
 
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
 	m->backing_fd = -1;
-	if (lstat(path, &link_st) == 0 && S_ISLNK(link_st.st_mode)) {
-		link_target = realpath(path, NULL);
+	/* FILE@N where no file of that name exists: partition N of FILE. */
+	if (lstat(path, &link_st) < 0 && errno == ENOENT &&
+	    partition_spec_parse(path, &file_len, &partition)) {
+		if (file_len >= sizeof(file_part))
+			return errmsg_fail(-ENAMETOOLONG, err, errlen, "%s: name too long", path);
+		memcpy(file_part, path, file_len);
+		file_part[file_len] = '\0';
+		open_name = file_part;
+	} else {
+		partition = 0;
+	}
+	if (lstat(open_name, &link_st) == 0 && S_ISLNK(link_st.st_mode)) {
+		link_target = realpath(open_name, NULL);
 		if (!link_target)
 			return errmsg_fail(-errno, err, errlen,
-			                   "%s: a symbolic link that leads nowhere: %s", path,
+			                   "%s: a symbolic link that leads nowhere: %s", open_name,
 			                   strerror(errno));
 	}
-	int rc = member_open_at(m, path, link_target ? link_target : path, read_only, err, errlen);
+	int rc = member_open_at(m, path, link_target ? link_target : open_name, read_only, err,
+	                        errlen);
 	free(link_target);
+	if (rc == 0 && partition) {
+		rc = member_narrow_to_partition(m, file_part, partition, err, errlen);
+		if (rc < 0)
+			member_close(m);
+	}
 	return rc;
 }
 
@@ -256,10 +352,15 @@ bool member_same_file(const struct member *a, const struct member *b)
 	dev_t ad = a->st_dev, bd = b->st_dev;
 	ino_t ai = a->st_ino, bi = b->st_ino;
 
-	if (ad == bd && ai == bi)
-		return true;
-	if (a->is_block_device && b->is_block_device && a->st_rdev == b->st_rdev)
-		return true;
+	bool same_device = a->is_block_device && b->is_block_device && a->st_rdev == b->st_rdev;
+	if ((ad == bd && ai == bi) || same_device) {
+		/* Two partitions of one image are two members unless they
+		 * overlap (a damaged table). */
+		if (!a->partition || !b->partition)
+			return true;
+		return a->base_bytes < b->base_bytes + b->file_bytes &&
+		       b->base_bytes < a->base_bytes + a->file_bytes;
+	}
 	/* A loop device and the file under it, or two loop devices over
 	 * one file: one member, whose flock would find itself in use. */
 	bool a_loop = member_loop_backing_id(a, &ad, &ai),
@@ -291,6 +392,27 @@ int member_claim(struct member *m, bool exclusive, char *err, size_t errlen)
 			return errmsg_fail(-e, err, errlen, "%s: cannot lock its backing file: %s",
 			                   m->path, strerror(e));
 	}
+	if (m->partition) {
+		/* A lock on the partition's bytes: a flock covers the whole
+		 * file, and would find a second partition of the same image,
+		 * opened for the same array, in use. Open file description
+		 * locks follow the descriptor into the daemon, as flock does. */
+		struct flock range = {
+			.l_type = exclusive ? F_WRLCK : F_RDLCK,
+			.l_whence = SEEK_SET,
+			.l_start = (off_t)m->base_bytes,
+			.l_len = (off_t)m->file_bytes,
+		};
+		if (fcntl(m->fd, F_OFD_SETLK, &range) == 0)
+			return 0;
+		if (errno == EAGAIN || errno == EACCES)
+			return errmsg_fail(-EBUSY, err, errlen,
+			                   "%s is in use by another raidfuse (mounted or being "
+			                   "created); unmount it first",
+			                   m->path);
+		return errmsg_fail(-errno, err, errlen, "%s: cannot lock: %s", m->path,
+		                   strerror(errno));
+	}
 	if (flock(m->fd, op) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK)
@@ -303,8 +425,17 @@ int member_claim(struct member *m, bool exclusive, char *err, size_t errlen)
 
 void member_unclaim(struct member *m)
 {
-	if (m->fd >= 0)
+	if (m->fd >= 0 && m->partition) {
+		struct flock range = {
+			.l_type = F_UNLCK,
+			.l_whence = SEEK_SET,
+			.l_start = (off_t)m->base_bytes,
+			.l_len = (off_t)m->file_bytes,
+		};
+		fcntl(m->fd, F_OFD_SETLK, &range);
+	} else if (m->fd >= 0) {
 		flock(m->fd, LOCK_UN);
+	}
 	if (m->backing_fd >= 0) {
 		close(m->backing_fd);
 		m->backing_fd = -1;
@@ -333,7 +464,7 @@ int member_pread_abs(struct member *m, void *buf, size_t len_bytes, uint64_t off
 	char *cursor = buf;
 
 	while (len_bytes > 0) {
-		ssize_t got = pread(m->fd, cursor, len_bytes, (off_t)off_bytes);
+		ssize_t got = pread(m->fd, cursor, len_bytes, (off_t)(m->base_bytes + off_bytes));
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
@@ -374,7 +505,8 @@ static int member_pwritev_all(struct member *m, struct iovec *iov, int nr_iov,
 			continue;
 		}
 		int batch = nr_iov < IOV_MAX ? nr_iov : IOV_MAX;
-		ssize_t put = pwritev2(m->fd, iov, batch, (off_t)off_bytes, rwf_flags);
+		ssize_t put = pwritev2(m->fd, iov, batch, (off_t)(m->base_bytes + off_bytes),
+		                       rwf_flags);
 		if (put < 0) {
 			if (errno == EINTR)
 				continue;
@@ -456,12 +588,13 @@ int member_zero_abs(struct member *m, uint64_t off_bytes, uint64_t len_bytes)
 	 * with unmapping allowed, and never written out (it fails instead);
 	 * BLKZEROOUT does not unmap, and writes zeros where the device has
 	 * no write-zeroes. */
-	if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off_bytes,
+	uint64_t file_off = m->base_bytes + off_bytes;
+	if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)file_off,
 	              (off_t)len_bytes) == 0)
 		return 0;
 	if (m->is_block_device) {
-		uint64_t range[2] = { off_bytes, len_bytes };
-		if ((off_bytes | len_bytes) % 512 == 0 && ioctl(m->fd, BLKZEROOUT, range) == 0)
+		uint64_t range[2] = { file_off, len_bytes };
+		if ((file_off | len_bytes) % 512 == 0 && ioctl(m->fd, BLKZEROOUT, range) == 0)
 			return 0;
 	}
 	for (uint64_t done = 0; done < len_bytes;) {
@@ -613,6 +746,46 @@ int member_other_md_super(struct member *m, const char **version)
 	return 0;
 }
 
+/* For a whole disk without an md superblock of its own: the partitions
+ * that hold one, as advice to name them FILE@N ("" if none). */
+static void member_partition_hint(struct member *m, char *hint, size_t len)
+{
+	hint[0] = '\0';
+	if (m->partition)
+		return;
+	struct partition_table *table = malloc(sizeof(*table));
+	if (!table)
+		return;
+	int sector_ioctl = 0;
+	unsigned sector_bytes = 0;
+	if (m->is_block_device && ioctl(m->fd, BLKSSZGET, &sector_ioctl) == 0)
+		sector_bytes = (unsigned)sector_ioctl;
+	if (partition_table_read(m->fd, m->file_bytes, sector_bytes, m->path, table, NULL, 0) == 0) {
+		size_t used = 0;
+		for (unsigned i = 0; i < table->nr && used < len; i++) {
+			const struct partition *part = &table->parts[i];
+			uint8_t magic[4];
+			if (part->len_bytes < MD_SB_V12_OFFSET_BYTES + sizeof(magic) ||
+			    pread(m->fd, magic, sizeof(magic),
+			          (off_t)(part->start_bytes + MD_SB_V12_OFFSET_BYTES)) !=
+			            (ssize_t)sizeof(magic))
+				continue;
+			uint32_t value = (uint32_t)magic[0] | (uint32_t)magic[1] << 8 |
+			                 (uint32_t)magic[2] << 16 | (uint32_t)magic[3] << 24;
+			if (value != MD_SB_MAGIC)
+				continue;
+			int n = snprintf(hint + used, len - used, "%s%s@%u",
+			                 used ? ", " : "; it is a partitioned disk with md 1.2 "
+			                               "members in partitions: name them ",
+			                 m->path, part->number);
+			if (n < 0)
+				break;
+			used += (size_t)n;
+		}
+	}
+	free(table);
+}
+
 int member_super_load(struct member *m, char *err, size_t errlen)
 {
 	uint8_t raw[MD_SB_MAX_BYTES];
@@ -639,8 +812,11 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 			                   "%s: holds an md metadata %s superblock; raidfuse reads "
 			                   "only metadata 1.2",
 			                   m->path, version);
-		return errmsg_fail(rc, err, errlen, "%s: no valid md 1.2 superblock at 4 KiB: %s",
-		                   m->path, why);
+		char hint[512] = "";
+		if (err)
+			member_partition_hint(m, hint, sizeof(hint));
+		return errmsg_fail(rc, err, errlen, "%s: no valid md 1.2 superblock at 4 KiB: %s%s",
+		                   m->path, why, hint);
 	}
 	if (m->sb.super_offset != MD_SB_V12_OFFSET_SECTORS)
 		return errmsg_fail(-EINVAL, err, errlen,

@@ -43,7 +43,11 @@ struct member {
 	dev_t st_dev;                /* identity, to refuse the same member twice */
 	ino_t st_ino;
 	dev_t st_rdev;
-	uint64_t file_bytes;         /* size of the file or device */
+	uint64_t file_bytes;         /* size of the file or device (of the partition) */
+	/* FILE@N: partition N of a disk image or device. Every offset here
+	 * is the partition's, as md's are; base_bytes is where it starts. */
+	unsigned partition;          /* 0: the whole file or device */
+	uint64_t base_bytes;
 	struct md_super sb;          /* last superblock read or written */
 	uint64_t data_offset_bytes;  /* sb.data_offset in bytes */
 
@@ -72,12 +76,16 @@ char *member_resolve_path(const char *path);
 /* Open path for reading (and writing unless read_only). A symbolic link
  * is resolved once and its target opened with O_NOFOLLOW; anything that
  * is neither a regular file nor a block device is refused, and so is a
- * read-only block device unless read_only. On error returns -errno and
- * describes it in err. */
+ * read-only block device unless read_only. A path that does not exist but
+ * is FILE@N names partition N of FILE (partition.h). On error returns
+ * -errno and describes it in err. */
 int member_open(struct member *m, const char *path, bool read_only, char *err, size_t errlen);
 void member_close(struct member *m);
-/* Whether a and b (both open) are one member: the same file or device,
- * or a loop device and the file under it. */
+/* Whether path names a partition (FILE@N, FILE there, no file named path):
+ * create must open it, not make a new file of that name. */
+bool member_names_partition(const char *path);
+/* Whether a and b (both open) are one member: the same file or device
+ * (overlapping partitions of it), or a loop device and the file under it. */
 bool member_same_file(const struct member *a, const struct member *b);
 /* The file under a loop device member (false for anything else). */
 bool member_loop_backing_id(const struct member *m, dev_t *dev, ino_t *ino);
@@ -85,8 +93,10 @@ bool member_loop_backing_id(const struct member *m, dev_t *dev, ino_t *ino);
 void member_unclaim(struct member *m);
 
 /* Claim the member for this process: exclusively to write, shared to only
- * read (flock, so the claim follows the descriptor into a forked daemon).
- * Another raidfuse using it makes this fail with -EBUSY, described in err. */
+ * read (flock, so the claim follows the descriptor into a forked daemon;
+ * a partition's is an open file description lock on its bytes, so that
+ * partitions of one image are claimed apart). Another raidfuse using it
+ * makes this fail with -EBUSY, described in err. */
 int member_claim(struct member *m, bool exclusive, char *err, size_t errlen);
 
 /* Read and decode the v1.2 superblock at 4 KiB into m->sb; sets

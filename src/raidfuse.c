@@ -1,9 +1,7 @@
 /* raidfuse.c - the program's entry: dispatch to a verb, --help, --version. */
 #include "config.h"
 
-#include <errno.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,34 +36,6 @@ void cli_error(const char *verb, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-int cli_member_args(const char *verb, const char *usage, int argc, char **argv, int *first,
-                    int *nr_paths)
-{
-	int nr = 0;
-	bool options_end = false;
-
-	for (int i = 1; i < argc; i++) {
-		if (!options_end && strcmp(argv[i], "--") == 0) {
-			options_end = true;
-			continue;
-		}
-		if (!options_end && argv[i][0] == '-' && argv[i][1] != '\0') {
-			cli_error(verb, "unrecognized option '%s' (a member whose name begins with "
-			          "'-' goes after \"--\")", argv[i]);
-			fputs(usage, stderr);
-			return -EINVAL;
-		}
-		argv[1 + nr++] = argv[i];
-	}
-	if (nr == 0) {
-		fputs(usage, stderr);
-		return -EINVAL;
-	}
-	*first = 1;
-	*nr_paths = nr;
-	return 0;
 }
 
 static void usage(FILE *out)

@@ -785,6 +785,16 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		                   "--force) if that array is no longer wanted",
 		                   path, version);
 	}
+	if (has_super && m->super_minor != a->super_minor) {
+		int minor = m->super_minor;
+		member_close(m);
+		return errmsg_fail(-EBUSY, err, errlen,
+		                   "%s holds an md metadata 1.%d superblock, and this array's members "
+		                   "metadata 1.%d ones: it is no member of this array; wipe it first "
+		                   "(mdadm --zero-superblock, or raidfuse create --force) if what it "
+		                   "held is no longer wanted",
+		                   path, minor, a->super_minor);
+	}
 	if (has_super && memcmp(m->sb.set_uuid, a->set_uuid, 16) != 0) {
 		char name[sizeof(m->sb.set_name) + 1];
 		snprintf(name, sizeof(name), "%.*s", (int)sizeof(m->sb.set_name), m->sb.set_name);
@@ -844,7 +854,31 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	m->sb.devflags = own_devflags;
 	atomic_store(&m->write_mostly, (own_devflags & MD_DEVFLAG_WRITE_MOSTLY) != 0);
 	m->sb.dev_number = next_dev;
+	m->super_minor = a->super_minor;
 	m->sb.data_size = m->file_bytes / SECTOR_BYTES - m->sb.data_offset;
+	if (a->super_minor == 0) {
+		/* Metadata 1.0: the superblock near this member's own end, the
+		 * bitmap and the bad block log just before it (negative
+		 * offsets from it), the data from 0 up to them. */
+		uint64_t at = member_super1_offset_sectors(0, m->file_bytes / SECTOR_BYTES);
+		int64_t lowest = 0;
+		if ((m->sb.feature_map & MD_FEATURE_BITMAP_OFFSET) && m->sb.bitmap_offset < lowest)
+			lowest = m->sb.bitmap_offset;
+		if (m->sb.bblog_size && m->sb.bblog_offset < lowest)
+			lowest = m->sb.bblog_offset;
+		int64_t data_end = at == UINT64_MAX ? -1 : (int64_t)at + lowest;
+		if (data_end < 0 || (uint64_t)data_end < m->sb.data_offset ||
+		    ((uint64_t)data_end - m->sb.data_offset) * SECTOR_BYTES < a->geo.dev_bytes) {
+			member_close(m);
+			return errmsg_fail(-ENOSPC, err, errlen,
+			                   "%s is too small for a member of this metadata 1.0 array: "
+			                   "its data (%" PRIu64 " bytes) and, after it, the bitmap, bad "
+			                   "block log and superblock must fit",
+			                   path, a->geo.dev_bytes);
+		}
+		m->sb.super_offset = at;
+		m->sb.data_size = (uint64_t)data_end - m->sb.data_offset;
+	}
 	m->sb.recovery_offset = MD_RESYNC_NONE;
 	/* A bad block log describes its own member's sectors (and members
 	 * with one are refused above): the new member starts with an empty
@@ -1121,6 +1155,11 @@ static int assemble_check_shape(const struct member *m, const struct member *fre
                                 size_t errlen)
 {
 	const struct md_super *x = &m->sb, *f = &fresh->sb;
+	if (m->super_minor != fresh->super_minor)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s holds an md metadata 1.%d superblock, %s a 1.%d one: members "
+		                   "of different arrays",
+		                   m->path, m->super_minor, fresh->path, fresh->super_minor);
 	const char *field = x->level != f->level           ? "level"
 	                    : x->layout != f->layout       ? "layout"
 	                    : x->chunksize != f->chunksize ? "chunksize"
@@ -1321,6 +1360,7 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		if (a->members[i].sb.events > fresh_member->sb.events)
 			fresh_member = &a->members[i];
 	fresh = &fresh_member->sb;
+	a->super_minor = fresh_member->super_minor;
 	for (int i = 0; i < a->nr_members; i++) {
 		rc = assemble_check_features(&a->members[i], err, errlen);
 		if (rc == 0)
@@ -1829,8 +1869,8 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 			                m->role >= 0 && a->slot[m->role] && a->slot[m->role] != m
 			                        ? "(R)" : "");
 	}
-	textbuf_appendf(&t, "\n      %" PRIu64 " blocks super 1.2%s%s%s [%d/%d] [",
-	              a->geo.array_bytes / 1024, chunk, layout[0] ? ", layout " : "", layout,
+	textbuf_appendf(&t, "\n      %" PRIu64 " blocks super 1.%d%s%s%s [%d/%d] [",
+	              a->geo.array_bytes / 1024, a->super_minor, chunk, layout[0] ? ", layout " : "", layout,
 	              a->geo.raid_disks, a->geo.raid_disks - nr_missing);
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		textbuf_appendf(&t, "%c", a->slot[role] ? 'U' : '_');

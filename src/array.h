@@ -40,6 +40,7 @@ struct raid_array {
 	const struct raid_level_ops *ops;
 	void *level_priv;
 
+	int super_minor;                         /* metadata 1.x: x (member.h) */
 	struct member *members;                  /* every member opened */
 	int nr_members;
 	struct member *slot[RAID_MAX_MEMBERS];   /* member serving each role; NULL if gone */

@@ -196,9 +196,9 @@ static int create_check_members(struct member *members, const bool *to_create, i
 			char uuid[36];
 			md_uuid_format(m->sb.set_uuid, uuid);
 			return errmsg_fail(-EEXIST, err, errlen,
-			                   "%s already holds an md superblock (array %s); pass --force "
-			                   "to overwrite it",
-			                   m->path, uuid);
+			                   "%s already holds an md metadata 1.%d superblock (array %s); "
+			                   "pass --force to overwrite it",
+			                   m->path, m->super_minor, uuid);
 		}
 		const char *version;
 		if (!to_create[i] && !opts->force && member_other_md_super(m, &version))
@@ -328,6 +328,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 			goto out;
 		}
 		m->sb = sb;
+		m->super_minor = 2;
 		m->sb.dev_number = (uint32_t)i;
 		m->sb.data_size = (member_bytes[i] / SECTOR_BYTES) - CREATE_DATA_OFFSET_SECTORS;
 		rc = random_fill(m->sb.device_uuid, sizeof(m->sb.device_uuid));

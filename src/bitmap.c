@@ -40,7 +40,7 @@ struct write_bitmap {
 	struct md_bitmap_super sb;
 	uint64_t chunk_bytes;
 	uint64_t nr_bits;
-	uint64_t bits_abs_off;       /* byte offset of the bits on each member */
+	uint64_t bits_abs_off;       /* byte offset of the bits on the member read */
 	size_t bits_bytes;           /* rounded up to whole sectors */
 	uint8_t *bits;               /* as on disk (little-endian bit order) */
 	uint32_t *in_flight;
@@ -181,7 +181,8 @@ static bool bytes_overlap(uint64_t start, uint64_t end, uint64_t lo, uint64_t le
 }
 
 /* The bitmap is written at [start, end) of every member in sync or being
- * rebuilt (at the offset of the member it was read from, as md does): it
+ * rebuilt (bitmap_offset from each one's own superblock, as md does: in
+ * metadata 1.0 members of different sizes keep it in different places): it
  * must stay clear of each one's superblock, bad block log and data, or
  * the writes of one would wreck the other. 0, or -EINVAL naming the
  * member. */
@@ -197,8 +198,10 @@ static int bitmap_region_check(const struct member *m, uint64_t start, uint64_t 
 
 	if (bytes_overlap(start, end, sb_at, sb_len))
 		what = "its superblock";
-	else if (end > m->data_offset_bytes)
+	else if (bytes_overlap(start, end, m->data_offset_bytes, sb->data_size * SECTOR_BYTES))
 		what = "its data area";
+	else if (end > m->file_bytes)
+		what = "the end of the member";
 	else if (m->badblocks &&
 	         bytes_overlap(start, end,
 	                       (uint64_t)((int64_t)sb->super_offset + sb->bblog_offset) *
@@ -214,14 +217,16 @@ static int bitmap_region_check(const struct member *m, uint64_t start, uint64_t 
 	                   m->path, start, end, what);
 }
 
-static int bitmap_regions_check(const struct raid_array *a, uint64_t start, uint64_t end,
-                                char *err, size_t errlen)
+/* Each member's bitmap, len bytes from its superblock's bitmap_offset. */
+static int bitmap_regions_check(const struct raid_array *a, uint64_t len, char *err,
+                                size_t errlen)
 {
 	for (int role = 0; role < a->geo.raid_disks; role++) {
 		const struct member *serving[2] = { a->slot[role], a->rebuilding[role] };
 		for (int i = 0; i < 2; i++) {
-			int rc = serving[i] ? bitmap_region_check(serving[i], start, end, err, errlen)
-			                    : 0;
+			const struct member *m = serving[i];
+			uint64_t start = m ? bitmap_sb_abs_off(&m->sb) : 0;
+			int rc = m ? bitmap_region_check(m, start, start + len, err, errlen) : 0;
 			if (rc < 0)
 				return rc;
 		}
@@ -245,16 +250,19 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 		                   "before the start of the member",
 		                   fresh->path, fresh->sb.bitmap_offset);
 	uint64_t sb_off = bitmap_sb_abs_off(&fresh->sb);
-	/* Metadata 1.2 keeps the bitmap between the superblock and the data:
-	 * one that starts in the data or past the member's end is a corrupt
-	 * field, not a read error to report as EIO. */
-	if (sb_off + MD_BITMAP_SB_BYTES > fresh->data_offset_bytes)
+	/* Metadata 1.2 keeps the bitmap between the superblock and the data,
+	 * 1.0 between the data and the superblock at the end: one that
+	 * starts in the data or past the member's end is a corrupt field,
+	 * not a read error to report as EIO. */
+	if (bytes_overlap(sb_off, sb_off + MD_BITMAP_SB_BYTES, fresh->data_offset_bytes,
+	                  fresh->sb.data_size * SECTOR_BYTES) ||
+	    sb_off + MD_BITMAP_SB_BYTES > fresh->file_bytes)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: bitmap_offset %" PRId32 " sectors puts the write-intent bitmap "
-		                   "at byte %" PRIu64 ", not before the data (data_offset %" PRIu64
-		                   " sectors): the superblock is corrupt",
+		                   "at byte %" PRIu64 ", in the data (sectors %" PRIu64 " + %" PRIu64
+		                   ") or past the end of the member: the superblock is corrupt",
 		                   fresh->path, fresh->sb.bitmap_offset, sb_off,
-		                   (uint64_t)fresh->sb.data_offset);
+		                   (uint64_t)fresh->sb.data_offset, (uint64_t)fresh->sb.data_size);
 	rc = member_pread_abs((struct member *)fresh, raw, sizeof(raw), sb_off);
 	if (rc < 0)
 		return errmsg_fail(rc, err, errlen, "%s: cannot read the write-intent bitmap: %s",
@@ -286,16 +294,19 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 	b->bits_abs_off = sb_off + MD_BITMAP_SB_BYTES;
 	b->bits_bytes = (size_t)(((b->nr_bits + 7) / 8 + MD_BITMAP_SB_BYTES + SECTOR_BYTES - 1) /
 	                         SECTOR_BYTES * SECTOR_BYTES) - MD_BITMAP_SB_BYTES;
+	uint64_t bits_end = b->bits_abs_off + b->bits_bytes;
 	if (b->nr_bits == 0 || b->nr_bits > 64u * 1024 * 1024 ||
-	    b->bits_abs_off + b->bits_bytes > fresh->data_offset_bytes) {
+	    bytes_overlap(sb_off, bits_end, fresh->data_offset_bytes,
+	                  fresh->sb.data_size * SECTOR_BYTES) ||
+	    bits_end > fresh->file_bytes) {
 		uint64_t nr_bits = b->nr_bits;
 		bitmap_free(b);
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s: write-intent bitmap of %" PRIu64 " bits does not fit before "
-		                   "the data",
+		                   "%s: write-intent bitmap of %" PRIu64 " bits does not fit between "
+		                   "the superblock and the data",
 		                   fresh->path, nr_bits);
 	}
-	rc = bitmap_regions_check(a, sb_off, b->bits_abs_off + b->bits_bytes, err, errlen);
+	rc = bitmap_regions_check(a, bits_end - sb_off, err, errlen);
 	if (rc < 0) {
 		bitmap_free(b);
 		return rc;
@@ -396,8 +407,7 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b,
 		if (!m)
 			continue;
 		stored_to[role] = m;
-		role_rc[role] = member_pwrite_abs_durable(m, buf, len,
-		                                          b->bits_abs_off - MD_BITMAP_SB_BYTES);
+		role_rc[role] = member_pwrite_abs_durable(m, buf, len, bitmap_sb_abs_off(&m->sb));
 		if (role_rc[role] < 0 && rc == 0)
 			rc = role_rc[role];
 	}
@@ -408,7 +418,7 @@ static int bitmap_store_now_locked(struct raid_array *a, struct write_bitmap *b,
 		struct member *target = a->rebuilding[role];
 		if (target && target != a->slot[role])
 			(void)member_pwrite_abs_durable(target, buf, len,
-			                                b->bits_abs_off - MD_BITMAP_SB_BYTES);
+			                                bitmap_sb_abs_off(&target->sb));
 	}
 
 	pthread_mutex_lock(&b->lock);

@@ -40,7 +40,7 @@ static void examine_member(struct member *m)
 
 	printf("%s:\n", m->path);
 	printf("%15s : %08x\n", "Magic", MD_SB_MAGIC);
-	printf("%15s : 1.2\n", "Version");
+	printf("%15s : 1.%d\n", "Version", m->super_minor);
 	printf("%15s : 0x%x\n", "Feature Map", sb->feature_map);
 	md_uuid_format(sb->set_uuid, uuid);
 	printf("%15s : %s\n", "Array UUID", uuid);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/falloc.h>
 #include <stdatomic.h>
@@ -786,9 +787,48 @@ static void member_partition_hint(struct member *m, char *hint, size_t len)
 	free(table);
 }
 
-int member_super_load(struct member *m, char *err, size_t errlen)
+uint64_t member_super1_offset_sectors(int super_minor, uint64_t file_sectors)
+{
+	switch (super_minor) {
+	case 0:
+		return file_sectors >= 24 ? (file_sectors - 16) & ~(uint64_t)7 : UINT64_MAX;
+	case 1:
+		return 0;
+	default:
+		return MD_SB_V12_OFFSET_SECTORS;
+	}
+}
+
+/* Decode the 1.x superblock of minor version super_minor into m->sb: 0,
+ * -ENOENT when its magic is not there, or the decoder's -errno with why
+ * set. */
+static int member_super1_try(struct member *m, int super_minor, char *why, size_t whylen)
 {
 	uint8_t raw[MD_SB_MAX_BYTES];
+	uint64_t at = member_super1_offset_sectors(super_minor, m->file_bytes / 512u);
+
+	if (at == UINT64_MAX || at * 512u + MD_SB_FIXED_BYTES > m->file_bytes) {
+		snprintf(why, whylen, "the member is too small");
+		return -ENOENT;
+	}
+	size_t want = sizeof(raw);
+	if (m->file_bytes - at * 512u < want)
+		want = (size_t)(m->file_bytes - at * 512u);
+	memset(raw, 0, sizeof(raw));
+	int rc = member_pread_abs(m, raw, want, at * 512u);
+	if (rc < 0) {
+		snprintf(why, whylen, "cannot read it: %s", strerror(-rc));
+		return rc;
+	}
+	if (super_minor != 2 && !md_super_head_is(raw, 1)) {
+		snprintf(why, whylen, "no magic");
+		return -ENOENT;
+	}
+	return md_super_decode(raw, want, &m->sb, why, whylen);
+}
+
+int member_super_load(struct member *m, char *err, size_t errlen)
+{
 	char why[200];
 	int rc;
 
@@ -796,21 +836,36 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: too small (%llu bytes) to hold an md 1.2 superblock at 4 KiB",
 		                   m->path, (unsigned long long)m->file_bytes);
-	size_t want = sizeof(raw);
-	if (m->file_bytes - MD_SB_V12_OFFSET_BYTES < want)
-		want = (size_t)(m->file_bytes - MD_SB_V12_OFFSET_BYTES);
-	memset(raw, 0, sizeof(raw));
-	rc = member_pread_abs(m, raw, want, MD_SB_V12_OFFSET_BYTES);
-	if (rc < 0)
-		return errmsg_fail(rc, err, errlen, "%s: cannot read the superblock: %s", m->path,
-		                   strerror(-rc));
-	rc = md_super_decode(raw, want, &m->sb, why, sizeof(why));
+	/* 1.2 first, as mdadm's default; then where 1.1 and 1.0 keep theirs.
+	 * The reason 1.2 failed is the one reported when none is found. */
+	rc = member_super1_try(m, 2, why, sizeof(why));
+	m->super_minor = 2;
+	if (rc < 0) {
+		static const int other_minors[] = { 1, 0 };
+		for (size_t i = 0; i < sizeof(other_minors) / sizeof(other_minors[0]); i++) {
+			char other_why[200];
+			int orc = member_super1_try(m, other_minors[i], other_why, sizeof(other_why));
+			if (orc == 0) {
+				rc = 0;
+				m->super_minor = other_minors[i];
+				break;
+			}
+			if (orc != -ENOENT)
+				return errmsg_fail(orc, err, errlen,
+				                   "%s: the md metadata 1.%d superblock at sector "
+				                   "%" PRIu64 " is not valid: %s",
+				                   m->path, other_minors[i],
+				                   member_super1_offset_sectors(other_minors[i],
+				                                                m->file_bytes / 512u),
+				                   other_why);
+		}
+	}
 	if (rc < 0) {
 		const char *version;
 		if (err && member_other_md_super(m, &version))
 			return errmsg_fail(rc, err, errlen,
 			                   "%s: holds an md metadata %s superblock; raidfuse reads "
-			                   "only metadata 1.2",
+			                   "metadata 1.0, 1.1 and 1.2",
 			                   m->path, version);
 		char hint[512] = "";
 		if (err)
@@ -818,11 +873,12 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		return errmsg_fail(rc, err, errlen, "%s: no valid md 1.2 superblock at 4 KiB: %s%s",
 		                   m->path, why, hint);
 	}
-	if (m->sb.super_offset != MD_SB_V12_OFFSET_SECTORS)
+	uint64_t want_offset = member_super1_offset_sectors(m->super_minor, m->file_bytes / 512u);
+	if (m->sb.super_offset != want_offset)
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s: super_offset is %llu sectors (expected %u for metadata 1.2)",
+		                   "%s: super_offset is %llu sectors (expected %llu for metadata 1.%d)",
 		                   m->path, (unsigned long long)m->sb.super_offset,
-		                   MD_SB_V12_OFFSET_SECTORS);
+		                   (unsigned long long)want_offset, m->super_minor);
 	/* Every role needs a device slot, and a superblock read here has at
 	 * most MD_SB_MAX_DEV of them; a larger count is corrupt, and would
 	 * have examine and assembly loop over billions of roles. */
@@ -831,10 +887,7 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		                   "%s: raid_disks is %u (expected at most %u, the device slots a "
 		                   "superblock holds): the superblock is corrupt",
 		                   m->path, m->sb.raid_disks, MD_SB_MAX_DEV);
-	if (m->sb.data_offset < MD_SB_V12_OFFSET_SECTORS + 2)
-		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s: data_offset %llu sectors overlaps the superblock", m->path,
-		                   (unsigned long long)m->sb.data_offset);
+
 	/* Compared in sectors first: a forged data_offset or data_size
 	 * must not wrap around to a small byte count. */
 	uint64_t file_sectors = m->file_bytes / 512u;
@@ -855,6 +908,15 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		                   (unsigned long long)m->sb.data_offset,
 		                   (unsigned long long)m->sb.data_size,
 		                   (unsigned long long)m->file_bytes);
+	/* The superblock's sectors (md reserves 4 KiB for it) are no data. */
+	uint64_t sb_end = m->sb.super_offset + MD_SB_MAX_BYTES / 512u;
+	if (m->sb.data_offset < sb_end && m->sb.super_offset < m->sb.data_offset + m->sb.data_size)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: the data area (sectors %llu + %llu) overlaps the superblock "
+		                   "(sector %llu): the superblock is corrupt",
+		                   m->path, (unsigned long long)m->sb.data_offset,
+		                   (unsigned long long)m->sb.data_size,
+		                   (unsigned long long)m->sb.super_offset);
 	m->data_offset_bytes = m->sb.data_offset * 512u;
 	atomic_store(&m->write_mostly, (m->sb.devflags & MD_DEVFLAG_WRITE_MOSTLY) != 0);
 	return 0;

@@ -49,6 +49,9 @@ struct member {
 	unsigned partition;          /* 0: the whole file or device */
 	uint64_t base_bytes;
 	struct md_super sb;          /* last superblock read or written */
+	/* Metadata 1.x: 0 (superblock near the end), 1 (at the start) or 2
+	 * (at 4 KiB): where md looks for it, which it does not record. */
+	int super_minor;
 	uint64_t data_offset_bytes;  /* sb.data_offset in bytes */
 
 	struct member_fault *fault;  /* injected faults (drills), or NULL */
@@ -99,13 +102,19 @@ void member_unclaim(struct member *m);
  * makes this fail with -EBUSY, described in err. */
 int member_claim(struct member *m, bool exclusive, char *err, size_t errlen);
 
-/* Read and decode the v1.2 superblock at 4 KiB into m->sb; sets
+/* Read and decode the md 1.x superblock into m->sb: metadata 1.2 at 4 KiB,
+ * else 1.1 at the start or 1.0 near the end (super_minor says which); sets
  * data_offset_bytes. Returns 0 or -errno with err naming the member and
  * the field that is wrong. Checks that the member is long enough for its
- * data area (data_offset + data_size). md's bad block log is loaded
- * apart (member_badblocks_load), so a corrupt log still leaves the
- * superblock to say whose member this is. */
+ * data area (data_offset + data_size), which must not overlap the
+ * superblock. md's bad block log is loaded apart (member_badblocks_load),
+ * so a corrupt log still leaves the superblock to say whose member this
+ * is. */
 int member_super_load(struct member *m, char *err, size_t errlen);
+
+/* Where md's 1.x superblock of minor version super_minor sits on a member
+ * of file_sectors sectors (md's super_1_load); UINT64_MAX if too small. */
+uint64_t member_super1_offset_sectors(int super_minor, uint64_t file_sectors);
 
 /* 1 if the member holds an md superblock of metadata 0.90, 1.0 or 1.1
  * (where mdadm looks for them), with *version its name; 0 if not. */

@@ -108,13 +108,16 @@ int member_badblocks_load(struct member *m, char *err, size_t errlen)
 		                   m->path, sb->bblog_offset, sb->bblog_size, sb->bblog_shift);
 	int64_t log_sector = (int64_t)sb->super_offset + sb->bblog_offset;
 	size_t log_bytes = (size_t)sb->bblog_size * 512u;
-	uint64_t data_start = sb->data_offset * 512u;
-	/* Clear of the superblock's 4 KiB and of the data: raidfuse writes
-	 * there (an unused room is kept empty, for sectors a rebuild cannot
-	 * recover). */
-	bool inside = log_sector >= 0 && (uint64_t)log_sector * 512u + log_bytes <= m->file_bytes &&
-	              (uint64_t)log_sector * 512u + log_bytes <= data_start &&
-	              (uint64_t)log_sector >= sb->super_offset + 8;
+	uint64_t data_start = sb->data_offset * 512u, data_end = data_start + sb->data_size * 512u;
+	uint64_t sb_start = sb->super_offset * 512u, sb_end = sb_start + 4096u;
+	/* Clear of the superblock's 4 KiB and of the data (after the
+	 * superblock in metadata 1.1 and 1.2, before it in 1.0): raidfuse
+	 * writes there (an unused room is kept empty, for sectors a rebuild
+	 * cannot recover). */
+	uint64_t log_start = (uint64_t)log_sector * 512u, log_end = log_start + log_bytes;
+	bool inside = log_sector >= 0 && log_end <= m->file_bytes &&
+	              (log_end <= data_start || log_start >= data_end) &&
+	              (log_end <= sb_start || log_start >= sb_end);
 	if (!logged && !inside)
 		return 0;
 	if (!inside)

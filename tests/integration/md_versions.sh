@@ -1,0 +1,104 @@
+#!/bin/bash
+# md_versions.sh - arrays with md metadata 1.0 (superblock near the end of
+# each member, data from sector 0, bitmap and bad block log before the
+# superblock) and 1.1 (superblock at the start), made by the real md
+# driver (tests/data/md1x):
+#  1. examine says their version and agrees with mdadm --examine; each
+#     mounts read-only with md's size and sha256, also degraded (one
+#     member left out, --run), and no member changes;
+#  2. read-write: writes at scattered offsets, a member failed, removed
+#     and replaced by a blank one of another size (its superblock goes
+#     near its own end, its bitmap before that, as md puts them), rebuilt;
+#     after umount, verify finds 0, the volume reads back the model after
+#     a remount, and mdadm --examine of every member finds the checksum
+#     correct, the version kept and the bitmap (which mdadm drops from the
+#     feature map when it cannot find it where the superblock says) there.
+. "$(dirname "$0")/lib.sh"
+require_fuse
+require_cmd mdadm gzip sha256sum python3
+
+DATA=$TOP_SRCDIR/tests/data/md1x
+[ -f "$DATA/manifest.txt" ] || fail "no $DATA/manifest.txt"
+cd "$WORK"
+mkdir -p mnt
+field() { sed -n "s/^$1 $2=//p" "$DATA/manifest.txt"; }
+
+for a in r1-10 r5-10 r5-11; do
+	mkdir -p "$a"
+	for gz in "$DATA/$a".m*.img.gz; do
+		gzip -dc "$gz" >"$a/$(basename "$gz" .gz)" || fail "unpack $gz"
+	done
+	members=("$a"/*.img)
+	version=$(field "$a" metadata)
+	# --- 1. read-only, as md made it -------------------------------------
+	"$RAIDFUSE" examine "${members[0]}" >ex.out || fail "$a: examine: $(cat ex.out)"
+	grep -q "Version : $version\$" ex.out || fail "$a: examine does not say version $version: $(cat ex.out)"
+	mdadm --examine "${members[0]}" >md.out 2>&1 || fail "$a: mdadm --examine: $(cat md.out)"
+	for f in "Super Offset" "Data Offset" "Array UUID" "Internal Bitmap"; do
+		want=$(sed -n "s/^ *$f : \([^ ]*\).*/\1/p" md.out)
+		got=$(sed -n "s/^ *$f : \([^ ]*\).*/\1/p" ex.out)
+		# mdadm leaves out a data offset of 0 (metadata 1.0).
+		[ -z "$want" ] && [ "$f" = "Data Offset" ] && want=0
+		[ "$want" = "$got" ] || fail "$a: $f: mdadm says '$want', raidfuse examine '$got'"
+	done
+	before=$(sha256sum "${members[@]}")
+	rf_mount --readonly "${members[@]}" mnt
+	[ "$(stat -c %s mnt/volume.img)" = "$(field "$a" array_size)" ] ||
+		fail "$a: volume.img is $(stat -c %s mnt/volume.img) bytes, md's array $(field "$a" array_size)"
+	[ "$(sha256sum <mnt/volume.img | cut -d' ' -f1)" = "$(field "$a" sha256_md0)" ] ||
+		fail "$a: volume.img reads other bytes than md's array"
+	"$RAIDFUSE" status mnt | grep -q "super $version," || fail "$a: status does not say super $version"
+	rf_umount mnt
+	rf_mount --readonly --run "${members[@]:1}" mnt
+	[ "$(sha256sum <mnt/volume.img | cut -d' ' -f1)" = "$(field "$a" sha256_md0)" ] ||
+		fail "$a: degraded (member 0 left out), volume.img reads other bytes than md's array"
+	rf_umount mnt
+	[ "$(sha256sum "${members[@]}")" = "$before" ] || fail "$a: a read-only mount changed a member"
+	log "ok: $a (metadata $version): examine, read-only and degraded mounts read as md does"
+
+	# --- 2. read-write, with a member replaced by a blank one -------------
+	size=$(field "$a" array_size)
+	rf_mount "${members[@]}" mnt
+	python3 - mnt/volume.img model.img "$size" <<'PY'
+import os, random, sys
+vol, model, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rnd = random.Random(1010)
+with open(vol, 'r+b') as v:
+    data = bytearray(v.read())
+    for _ in range(40):
+        n = rnd.choice([512, 4096, 12345, 65536])
+        off = rnd.randrange(0, size - n)
+        chunk = os.urandom(n)
+        v.seek(off); v.write(chunk)
+        data[off:off + n] = chunk
+    v.flush(); os.fsync(v.fileno())
+open(model, 'wb').write(data)
+PY
+	[ $? = 0 ] || fail "$a: writing through the mount"
+	"$RAIDFUSE" fail mnt "${members[1]}" && "$RAIDFUSE" remove mnt "${members[1]}" ||
+		fail "$a: fail and remove ${members[1]}"
+	truncate -s 5M "$a/new.img"
+	"$RAIDFUSE" add mnt "$a/new.img" || fail "$a: add a blank 5 MiB member"
+	"$RAIDFUSE" wait mnt >wait.out || fail "$a: the rebuild: $(cat wait.out)"
+	cmp mnt/volume.img model.img || fail "$a: the volume differs from the model after the rebuild"
+	rf_umount mnt
+	rebuilt=("${members[0]}" "$a/new.img" "${members[@]:2}")
+	"$RAIDFUSE" verify "${rebuilt[@]}" | grep -q "mismatch_cnt: 0" || fail "$a: verify after the rebuild"
+	for m in "${rebuilt[@]}"; do
+		mdadm --examine "$m" >md.out 2>&1 || fail "$a: mdadm --examine $m: $(cat md.out)"
+		grep -q "Version : $version\$" md.out || fail "$a: $m is no longer metadata $version: $(cat md.out)"
+		grep -q "Checksum : .* - correct" md.out || fail "$a: mdadm finds $m's checksum wrong: $(cat md.out)"
+		if [ "$(field "$a" bitmap)" != none ]; then
+			grep -q "Feature Map : 0x1" md.out && grep -q "Internal Bitmap" md.out ||
+				fail "$a: mdadm finds no bitmap where $m's superblock says: $(cat md.out)"
+		fi
+	done
+	want_sb=$(( ($(stat -c %s "$a/new.img") / 512 - 16) / 8 * 8 ))
+	[ "$version" != 1.0 ] || grep -q "Super Offset : $want_sb sectors" <(mdadm --examine "$a/new.img") ||
+		fail "$a: the new member's superblock is not near its own end (sector $want_sb)"
+	rf_mount --readonly "${rebuilt[@]}" mnt
+	cmp mnt/volume.img model.img || fail "$a: the volume differs from the model after a remount"
+	rf_umount mnt
+	log "ok: $a (metadata $version): written, a member replaced by a larger blank one and rebuilt; mdadm agrees"
+done
+log "PASS"

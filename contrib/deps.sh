@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
 	build-essential autoconf automake pkg-config
 	libfuse3-dev libisal-dev libcriterion-dev
-	fuse3 fuse2fs e2fsprogs fio mdadm valgrind python3 util-linux fdisk gnuplot-nox
+	fuse3 fuse2fs e2fsprogs fio mdadm valgrind gdb python3 util-linux fdisk gnuplot-nox
 )
 
 as_root() {

@@ -169,6 +169,11 @@ static int array_super_sync(struct raid_array *a, bool clean)
 	if (a->read_only)
 		return 0;
 	a->events++;
+	a->super_recorded = 0;
+	/* The bitmap carries the events too, and md distrusts one older than
+	 * the superblocks (a full resync): it goes first, as in md's
+	 * md_update_sb. A newer bitmap than the superblocks is harmless. */
+	int brc = bitmap_store(a);
 	for (int i = 0; i < a->nr_members; i++) {
 		struct member *m = &a->members[i];
 		if (!member_is_live(m))
@@ -220,14 +225,14 @@ static int array_super_sync(struct raid_array *a, bool clean)
 		}
 		if (wrc < 0 && rc == 0)
 			rc = wrc;
+		if (wrc == 0 && m->state == MEMBER_IN_SYNC)
+			a->super_recorded++;
 	}
 	/* Members written before the change carry the old roles table under
 	 * these events: write them all again (the faulty one is no longer
 	 * live, so this ends). */
 	if (roles_changed)
 		return array_super_sync(a, clean);
-	/* The bitmap carries the events too; md distrusts an older one. */
-	int brc = bitmap_store(a);
 	if (brc < 0 && rc == 0)
 		rc = brc;
 	return rc;
@@ -309,6 +314,22 @@ static bool kick_wanted_take_locked(struct raid_array *a)
 	return wanted;
 }
 
+/* A member was failed out in memory but no superblock could record it
+ * (every write of the update failed): md does not complete a write until
+ * the failure is on disk (MD_SB_CHANGE_PENDING). Here the members would
+ * still call the failed one in sync after a crash, and its stale chunks
+ * would be trusted: no later write may be reported durable. Caller holds
+ * state_lock. */
+static void array_failure_unrecorded_locked(struct raid_array *a, const struct member *m, int rc)
+{
+	if (a->sticky_error == 0)
+		a->sticky_error = rc;
+	if (!atomic_exchange(&a->broken, true))
+		array_logf(a, "the failure of %s could not be recorded in any superblock: %s; the "
+		           "array is failed (writes fail) so that none is taken for durable",
+		           m->abs_path, strerror(-rc));
+}
+
 bool array_member_error(struct raid_array *a, int role, struct member *erred, int err,
                         bool is_write)
 {
@@ -327,7 +348,9 @@ bool array_member_error(struct raid_array *a, int role, struct member *erred, in
 	}
 	if (array_can_spare(a, role, NULL, 0)) {
 		role_fail_locked(a, role);
-		array_super_sync(a, false);
+		int src = array_super_sync(a, false);
+		if (src < 0 && a->super_recorded == 0)
+			array_failure_unrecorded_locked(a, m, src);
 		failed = true;
 		array_eventf(a, "Fail", m,
 		             "member %s (role %d) failed on %s: %s; the array continues degraded",
@@ -378,7 +401,9 @@ int array_fail_role(struct raid_array *a, int role)
 		return -EBUSY;
 	}
 	role_fail_locked(a, role);
-	array_super_sync(a, false);
+	int src = array_super_sync(a, false);
+	if (src < 0 && a->super_recorded == 0)
+		array_failure_unrecorded_locked(a, m, src);
 	(void)kick_wanted_take_locked(a); /* kicked below anyway */
 	pthread_mutex_unlock(&a->state_lock);
 	array_eventf(a, "Fail", m, "member %s (role %d) set faulty; the array continues degraded",
@@ -562,8 +587,10 @@ int array_recovery_finish(struct raid_array *a, int role, struct member *target)
 			replaced->state = MEMBER_FAULTY;
 			array_roles_mark_faulty(a, replaced->sb.dev_number);
 		}
-		a->slot[role] = m;
-		a->rebuilding[role] = NULL;
+		/* slot first, then rebuilding cleared: array_write_target
+		 * reads them the other way round (lock-free writers). */
+		__atomic_store_n(&a->slot[role], m, __ATOMIC_RELEASE);
+		__atomic_store_n(&a->rebuilding[role], NULL, __ATOMIC_RELEASE);
 		a->rebuild_bitmap_only[role] = false;
 		m->state = MEMBER_IN_SYNC;
 		m->sb.recovery_offset = MD_RESYNC_NONE;
@@ -1563,6 +1590,17 @@ int array_start(struct raid_array *a, char *err, size_t errlen)
 		if (rc < 0)
 			return errmsg_fail(rc, err, errlen,
 			                   "resync after an unclean stop failed: %s", strerror(-rc));
+		/* A member failed during the resync: the rows it had not
+		 * reached keep untrusted parity, and the array is now dirty
+		 * and degraded. md keeps recovery_cp for that (the array
+		 * stays dirty, a later start needs force): keep the debt,
+		 * as a forced start does, rather than record it clean. */
+		if (a->ops->max_parity > 0 && array_missing_count(a) > 0) {
+			atomic_store(&a->resync_pending, true);
+			array_logf(a, "a member failed during the resync: the parity of the regions "
+			           "the bitmap marks stays untrusted until a start with every member "
+			           "back or a repair once rebuilt");
+		}
 	} else if (a->was_dirty && a->ops->resync) {
 		/* md keeps recovery_cp for later: the rows the crash may have
 		 * torn stay marked (bits kept, superblocks dirty) until a
@@ -1785,14 +1823,18 @@ int array_flush(struct raid_array *a)
 			array_note_write_error(a, frc);
 	}
 	for (int role = 0; role < a->geo.raid_disks; role++) {
-		struct member *m = a->slot[role];
+		/* A member being rebuilt or copied took the writes to what it
+		 * has: a restart resumes after its last checkpoint and would
+		 * not copy them again. Looked up before the member in sync
+		 * (array_write_target's order): one that takes the role
+		 * meanwhile is synced as one or the other. */
+		struct member *target = __atomic_load_n(&a->rebuilding[role], __ATOMIC_ACQUIRE);
+		struct member *m = __atomic_load_n(&a->slot[role], __ATOMIC_ACQUIRE);
+		if (target == m)
+			target = NULL;
 		int src = m ? member_sync(m) : 0;
 		if (src < 0)
 			array_member_error(a, role, m, src, true);
-		/* A member being rebuilt or copied took the writes to what it
-		 * has: a restart resumes after its last checkpoint and would
-		 * not copy them again. */
-		struct member *target = a->rebuilding[role];
 		src = target ? member_sync(target) : 0;
 		if (src < 0)
 			array_rebuild_target_failed(a, role, target, src);

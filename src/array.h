@@ -80,6 +80,8 @@ struct raid_array {
 	/* A superblock update failed a member out: the caller kicks the
 	 * rebuild once it has let go of state_lock (under which it is set). */
 	bool kick_wanted;
+	/* Members in sync that took the last superblock update (state_lock). */
+	int super_recorded;
 	struct row_locks row_locks;
 	int sticky_error;                        /* first member write error, for fsync */
 
@@ -207,11 +209,14 @@ int array_remove_member(struct raid_array *a, struct member *m);
 static inline struct member *array_write_target(struct raid_array *a, int role,
                                                 uint64_t dev_off, uint64_t len)
 {
-	/* Read once: another thread may fail the member out meanwhile. */
-	struct member *m = a->slot[role];
-	if (m)
-		return m;
-	m = a->rebuilding[role];
+	/* Read once: another thread may fail the member out meanwhile. The
+	 * member being rebuilt first: array_recovery_finish sets slot before
+	 * it clears rebuilding (md's raid5_remove_disk order), so a reader
+	 * that finds rebuilding cleared finds the slot set, never neither. */
+	struct member *m = __atomic_load_n(&a->rebuilding[role], __ATOMIC_ACQUIRE);
+	struct member *serving = __atomic_load_n(&a->slot[role], __ATOMIC_ACQUIRE);
+	if (serving)
+		return serving;
 	return m && dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
 }
 
@@ -236,8 +241,13 @@ bool array_rebuild_needed(struct raid_array *a, int role, uint64_t sync_off, uin
 static inline struct member *array_replacement_target(struct raid_array *a, int role,
                                                       uint64_t dev_off, uint64_t len)
 {
-	struct member *m = a->rebuilding[role];
-	if (!a->slot[role] || !m)
+	/* Same order as array_write_target. Once the copy serves the role
+	 * it is no replacement of itself. Callers look here before they look
+	 * at array_write_target: the copy taking over in between then makes
+	 * both the same member (write it once), never the old member alone. */
+	struct member *m = __atomic_load_n(&a->rebuilding[role], __ATOMIC_ACQUIRE);
+	struct member *serving = __atomic_load_n(&a->slot[role], __ATOMIC_ACQUIRE);
+	if (!serving || !m || serving == m)
 		return NULL;
 	return dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
 }

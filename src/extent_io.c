@@ -223,8 +223,11 @@ static int extent_write_batch(struct raid_array *a, const char *src, size_t len,
 			for (int c = 0; c < ext.nr_copies; c++) {
 				int role = ext.copies[c].role;
 				uint64_t at = ext.copies[c].member_off_bytes;
-				struct member *m = array_write_target(a, role, at, piece);
+				/* the copy first: see array_replacement_target */
 				struct member *copy = array_replacement_target(a, role, at, piece);
+				struct member *m = array_write_target(a, role, at, piece);
+				if (copy == m)
+					copy = NULL;
 				if (m) {
 					reqs[nr] = (struct io_req){ .member = m, .buf = (void *)src,
 					                            .len_bytes = piece, .is_write = true,

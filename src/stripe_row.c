@@ -158,9 +158,18 @@ static void band_io_add(struct band_io *io, struct raid_array *a, const struct s
 	req->buf = buf;
 	req->len_bytes = (size_t)(c1 - c0) * COLUMN;
 	req->data_off_bytes = r->lay.member_off_bytes + (uint64_t)c0 * COLUMN;
+	/* A replacement being copied has this range already: it must see
+	 * the write too, or it would take over the role with stale bytes.
+	 * Looked up before the member in sync (see array_replacement_target):
+	 * the copy may take over the role in between. */
+	struct member *copy = is_write ? array_replacement_target(a, role, req->data_off_bytes,
+	                                                          req->len_bytes)
+	                               : NULL;
 	/* Writes also reach a member being rebuilt where it is rebuilt. */
 	req->member = is_write ? array_write_target(a, role, req->data_off_bytes, req->len_bytes)
 	                       : a->slot[role];
+	if (copy == req->member)
+		copy = NULL;
 	/* Failed out since the caller looked: a write's bytes follow from
 	 * the others' now, as for any role written degraded; a read has to
 	 * be planned again without it. */
@@ -171,12 +180,6 @@ static void band_io_add(struct band_io *io, struct raid_array *a, const struct s
 	req->is_write = is_write;
 	io->has_reads |= !is_write;
 	io->roles[io->nr++] = role;
-	if (!is_write)
-		return;
-	/* A replacement being copied has this range already: it must see
-	 * the write too, or it would take over the role with stale bytes. */
-	struct member *copy = array_replacement_target(a, role, req->data_off_bytes,
-	                                               req->len_bytes);
 	if (!copy)
 		return;
 	io->reqs[io->nr] = *req;
@@ -333,6 +336,27 @@ static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, ui
 	}
 	if (!any)
 		return 0;
+	/* A rebuild takes each chunk's state at c0 for the whole band. A
+	 * plain read's band is uniform only in the chunk read (row_load_range);
+	 * when that chunk's member fails under it, the retry lands here with
+	 * other chunks mixed (a dirty column after a clean or invalid one):
+	 * rebuild each uniform part on its own, or dirty bytes would be
+	 * overwritten by the member's, or fed into the reconstruction. */
+	if (need_rebuild && band_end(r, c0, c1) < c1) {
+		for (uint32_t s = c0, e; s < c1; s = e) {
+			e = band_end(r, s, c1);
+			int rc;
+			/* Planned again here: the parts done are no longer
+			 * invalid, and a retry of the whole band from its first
+			 * column would take it for loaded. */
+			do
+				rc = band_load(a, r, s, e, want_k, want_all);
+			while (rc == -EAGAIN);
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
 	if (!need_rebuild) {
 		for (int k = 0; k < nr_data; k++)
 			if (r->state[k][c0] == COLUMN_INVALID && (want_all || k == want_k))

@@ -1,0 +1,188 @@
+#!/bin/bash
+# ordering.sh - what a crash, a failing member or a read error in the
+# middle of the engine's own steps must not do (each case found by review,
+# each failing before its fix):
+#  1. band_retry A/B: a read of a cached row whose member fails the read is
+#     retried as a rebuild over a band whose other chunks mix states (a
+#     dirty column after an invalid or clean one): the acknowledged write
+#     must survive, and no chunk may be rebuilt from new data with old
+#     parity (stripe_row.c band_load);
+#  2. super_fail: a member that fails while no superblock can record it
+#     (every other member refuses the update): no later write may be taken
+#     for durable, or after a crash the stale member is trusted again
+#     (array.c array_member_error);
+#  3. bitmap_order: the bitmap goes to the members before the superblocks,
+#     as md_update_sb does, so a crash between them costs no full resync
+#     (array.c array_super_sync);
+#  4. fail_during_resync: a member failing during the resync after an
+#     unclean stop leaves the array dirty and degraded, which a later start
+#     refuses without --force, as md does (array.c array_start).
+# Cases 3 and 4 stop the daemon at a chosen function with gdb.
+. "$(dirname "$0")/lib.sh"
+require_fuse
+require_root
+require_cmd python3 mdadm losetup gdb od
+
+# run_case NAME FUNCTION [ARGS]: the case in a subshell, in $WORK/NAME;
+# its last line says PASS or FAIL.
+run_case() {
+	local name=$1 out
+	shift
+	track_mount "$WORK/$name/mnt"
+	out=$( (W=$WORK/$name; "$@") 2>&1)
+	local rc=$?
+	printf '%s\n' "$out" | sed "s/^/  $name: /"
+	[ "$rc" = 0 ] && [ "$(printf '%s\n' "$out" | tail -1)" = PASS ] || fail "$name: $(printf '%s\n' "$out" | tail -3)"
+	log "ok: $name"
+}
+
+band_retry() {
+	local variant=$1
+	rm -rf "$W"; mkdir -p "$W/mnt"
+	M="$W/m0.img $W/m1.img $W/m2.img"
+	$RAIDFUSE create -q --level 5 --raid-devices 3 --chunk 64K --size 8M $M >/dev/null 2>&1 ||
+	  $RAIDFUSE create --level 5 --raid-devices 3 --chunk 64K --size 8M $M >/dev/null || exit 2
+	V=$W/mnt/volume.img
+	# known content everywhere: pattern A
+	python3 -c "import sys; sys.stdout.buffer.write(bytes([0x41])*(256*1024))" > $W/A
+	python3 -c "import sys; sys.stdout.buffer.write(bytes([0x42])*4096)" > $W/B
+	$RAIDFUSE mount $M $W/mnt || exit 2
+	dd if=$W/A of=$V bs=64K conv=notrunc,fsync status=none
+	$RAIDFUSE umount $W/mnt || exit 2
+	# flush age of 10 minutes: nothing leaves the cache on its own
+	$RAIDFUSE mount --flush-age-ms 600000 --readahead 0 $M $W/mnt || exit 2
+	# row 0 (3-member left-symmetric): chunk 0 = role 0, chunk 1 = role 1, P = role 2
+	if [ "$variant" = B ]; then
+	  # chunk 1 col0 becomes CLEAN (read through the row) ...
+	  dd if=$W/B of=$V bs=4096 seek=16 count=1 conv=notrunc status=none   # col0 of chunk 1 -> brings row in
+	  $RAIDFUSE umount $W/mnt >/dev/null; $RAIDFUSE mount --flush-age-ms 600000 --readahead 0 $M $W/mnt
+	  # now row not cached; write col1 of chunk 1 (dirty), then read col0 (clean)
+	  dd if=$W/B of=$V bs=4096 seek=17 count=1 conv=notrunc status=none
+	  dd if=$V of=/dev/null bs=4096 skip=16 count=1 status=none
+	else
+	  # chunk 1: col1 DIRTY, col0 INVALID
+	  dd if=$W/B of=$V bs=4096 seek=17 count=1 conv=notrunc status=none
+	fi
+	echo "cache: $(grep cache_dirty_rows $W/mnt/.raidfuse/status 2>/dev/null || grep -o '"cache_dirty_rows":[0-9]*' $W/mnt/.raidfuse/status.json)"
+	# read error on role 0 (chunk 0), then read chunk 0 columns 0-1 through the cached row
+	echo read-error > $W/mnt/.raidfuse/dev0/fault
+	dd if=$V of=$W/r0 bs=8192 count=1 status=none
+	echo clear > $W/mnt/.raidfuse/dev0/fault
+	# what a reader sees now: chunk 1 column 1 (the acknowledged write), chunk 0 cols 0-1
+	bytes_of() { od -An -tx1 -v | tr -s ' \n' '\n' | sed '/^$/d' | sort -u | tr '\n' ' '; }
+	got1=$(dd if=$V bs=4096 skip=17 count=1 status=none | bytes_of)
+	got0=$(bytes_of < $W/r0)
+	echo "chunk1 col1 after the read (wrote 42): $got1"
+	echo "chunk0 cols0-1 as read (should be all 41): $got0"
+	sync; "$RAIDFUSE" umount $W/mnt || echo "umount failed"
+	# offline view
+	$RAIDFUSE verify $M 2>&1 | tail -2
+	$RAIDFUSE mount --readonly $M $W/mnt
+	v1=$(dd if=$V bs=4096 skip=17 count=1 status=none | bytes_of | tr -d ' ')
+	v0=$(dd if=$V bs=4096 skip=1 count=1 status=none | bytes_of | tr -d ' ')
+	echo "after remount: chunk1 col1 = $v1 (want 42), chunk0 col1 = $v0 (want 41)"
+	$RAIDFUSE umount $W/mnt
+	[ "$v1" = 42 ] && [ "$v0" = 41 ] && { echo PASS; exit 0; }
+	echo FAIL; exit 1
+}
+
+super_fail() {
+	rm -rf "$W"; mkdir -p "$W/mnt"
+	M="$W/m0.img $W/m1.img $W/m2.img $W/m3.img"
+	$RAIDFUSE create --level 5 --raid-devices 4 --chunk 64K --size 16M $M >/dev/null || exit 2
+	V=$W/mnt/volume.img
+	python3 -c "import sys; sys.stdout.buffer.write(b'A'*(1<<20))" > $W/A
+	python3 -c "import sys; sys.stdout.buffer.write(b'B'*65536)" > $W/B
+	$RAIDFUSE mount $M $W/mnt || exit 2
+	dd if=$W/A of=$V bs=64K conv=notrunc,fsync status=none
+	for d in 1 2 3; do echo super-error > $W/mnt/.raidfuse/dev$d/fault; done
+	echo write-error > $W/mnt/.raidfuse/dev0/fault
+	# row 0: chunk 0 lives on role 0 (left-symmetric, 4 members)
+	if dd if=$W/B of=$V bs=64K count=1 conv=notrunc,fsync status=none; then
+	  echo "write of B + fsync: success"
+	else
+	  echo "write of B + fsync: failed (acceptable: nothing promised)"; fsyncok=0
+	fi
+	grep -E "^raid|\[" $W/mnt/.raidfuse/status | head -3
+	echo "on disk, m1: $(mdadm --examine $W/m1.img | grep -E 'Array State')"
+	echo "on disk, m0: $(mdadm --examine $W/m0.img | grep -E 'Events')  m1: $(mdadm --examine $W/m1.img | grep -E 'Events')"
+	kill -9 "$(cat $W/mnt/.raidfuse/pid)"; sleep 0.5; fusermount3 -u -z $W/mnt
+	if ! $RAIDFUSE mount $M $W/mnt 2>$W/err; then cat $W/err; echo "remount refused"; exit 1; fi
+	cat $W/err
+	grep -E "^raid|\[" $W/mnt/.raidfuse/status | head -2
+	got=$(dd if=$V bs=64K count=1 status=none | od -An -c -v | tr -s ' \n' '\n' | sed '/^$/d' | sort -u | tr -d '\n')
+	$RAIDFUSE umount $W/mnt
+	echo "chunk 0 after the crash reads: '$got' (fsync said B was durable)"
+	[ "${fsyncok:-1}" = 0 ] && { echo PASS; exit 0; }
+	[ "$got" = B ] && { echo PASS; exit 0; }
+	echo FAIL; exit 1
+}
+
+bitmap_order() {
+	rm -rf "$W"; mkdir -p "$W/mnt"
+	M="$W/m0.img $W/m1.img $W/m2.img $W/m3.img"
+	$RAIDFUSE create --level 5 --raid-devices 4 --chunk 64K --size 64M --bitmap-chunk 1M $M >/dev/null || exit 2
+	# mount in the foreground under gdb; die at the bitmap store of the
+	# "mark active" superblock update, as the second member's superblock is written
+	gdb -q -batch -ex 'set breakpoint pending on' -ex 'break member_super_store' -ex 'ignore 1 1' \
+	    -ex 'run' -ex 'bt 3' -ex 'kill' --args $RAIDFUSE mount -f $M $W/mnt 2>&1 | grep -E "^#|Breakpoint 1," | head -5
+	sleep 0.5; fusermount3 -u -z $W/mnt 2>/dev/null
+	echo "m0 superblock: $(mdadm --examine $W/m0.img | grep -E '^ *(State|Events) :' | tr -s ' ' | tr '\n' ' ')"
+	L=$(losetup -rf --show $W/m0.img); echo "m0 bitmap: $(mdadm -X $L | grep -E 'Events :|Bitmap :' | tr -s ' ' | tr '\n' ' ')"; losetup -d $L
+	out=$($RAIDFUSE mount -f $M $W/mnt 2>&1 & sleep 3; $RAIDFUSE umount $W/mnt >/dev/null 2>&1; wait)
+	echo "$out" | grep -i resync
+	echo "$out" | grep -Eq "resyncing the [1-9][0-9]* of 63" && { echo "FAIL: full resync after a crash that wrote nothing"; exit 1; }
+	# The crash came where it should: after the array was marked active.
+	echo "$out" | grep -q "not stopped cleanly" || { echo "FAIL: the crash under gdb did not leave the array marked active"; exit 1; }
+	echo PASS
+}
+
+fail_during_resync() {
+	rm -rf "$W"; mkdir -p "$W/mnt"
+	M="$W/m0.img $W/m1.img $W/m2.img"
+	V=$W/mnt/volume.img
+	$RAIDFUSE create --level 5 --raid-devices 3 --chunk 64K --size 8M $M >/dev/null || exit 2
+	python3 -c "import sys; sys.stdout.buffer.write(b'A'*(1<<20))" > $W/A
+	python3 -c "import sys; sys.stdout.buffer.write(b'B'*65536)" > $W/B
+	$RAIDFUSE mount $M $W/mnt && dd if=$W/A of=$V bs=64K conv=notrunc,fsync status=none && $RAIDFUSE umount $W/mnt || exit 2
+	# 1. a torn row: row 0's data chunk 0 (role 0) written, its parity (role 2) not
+	$RAIDFUSE mount $M $W/mnt || exit 2
+	echo latency=4000 > $W/mnt/.raidfuse/dev2/fault
+	dd if=$W/B of=$V bs=64K count=1 conv=notrunc,fsync status=none 2>/dev/null &
+	sleep 1.5; kill -9 "$(cat $W/mnt/.raidfuse/pid)"; sleep 0.5; fusermount3 -u -z $W/mnt
+	wait 2>/dev/null
+	# 2. restart; role 1 fails as the resync begins
+	cat > $W/gdbcmds <<-G
+	set pagination off
+	set breakpoint pending on
+	break stripe_io_resync
+	commands
+	  silent
+	  printf "resync begins: failing role 1\n"
+	  call (int)array_fail_role(a, 1)
+	  continue
+	end
+	run
+	G
+	gdb -q -batch -x $W/gdbcmds --args $RAIDFUSE mount -f $M $W/mnt > $W/gdb.log 2>&1 &
+	for i in $(seq 100); do [ -f $V ] && break; sleep 0.1; done
+	grep -E "resync|failing|Fail|faulty" $W/gdb.log | head -4
+	$RAIDFUSE umount $W/mnt; wait
+	echo "after the clean stop: $(mdadm --examine $W/m0.img | grep -E '^ *State :|Array State' | tr -s ' ' | tr '\n' ' ')"
+	# 3. the next start (--run: degraded is expected): md refuses a dirty
+	#    degraded array without force
+	if $RAIDFUSE mount --run $M $W/mnt 2>$W/err; then
+	  got=$(dd if=$V bs=64K skip=1 count=1 status=none | od -An -c -v | tr -s ' \n' '\n' | sed '/^$/d' | sort -u | tr -d '\n')
+	  $RAIDFUSE umount $W/mnt
+	  echo "started degraded without --force; chunk 1 (never written since A) reads '$got'"
+	  echo FAIL; exit 1
+	fi
+	cat $W/err; echo PASS; exit 0
+}
+
+run_case band_retry_a band_retry A
+run_case band_retry_b band_retry B
+run_case super_fail super_fail
+run_case bitmap_order bitmap_order
+run_case fail_during_resync fail_during_resync
+log "PASS"

@@ -42,8 +42,9 @@ int cli_ctl_read(const char *mount, const char *name, char *buf, size_t len);
  * argv[1..argc) with a "--" skipped, after which a path may begin with
  * '-'. Any other argument that begins with '-' is an option the verb does
  * not know: reported with the usage, -EINVAL (exit 2), rather than opened
- * as a member. On success *first is the index of the first path and
- * *nr_paths their count (the paths are moved together over the "--"). */
+ * as a member. --help or -h first: the usage on stdout, 1 (exit 0). On
+ * success (0) *first is the index of the first path and *nr_paths their
+ * count (the paths are moved together over the "--"). */
 int cli_member_args(const char *verb, const char *usage, int argc, char **argv, int *first,
                     int *nr_paths);
 

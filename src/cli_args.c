@@ -16,6 +16,11 @@ int cli_member_args(const char *verb, const char *usage, int argc, char **argv, 
 	int nr = 0;
 	bool options_end = false;
 
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return 1;
+	}
+
 	for (int i = 1; i < argc; i++) {
 		if (!options_end && strcmp(argv[i], "--") == 0) {
 			options_end = true;

@@ -123,12 +123,9 @@ int cmd_examine(int argc, char **argv)
 	static const char usage[] = "Usage: raidfuse examine MEMBER...\n";
 	int first, nr_paths;
 
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs(usage, stdout);
-		return CLI_EXIT_OK;
-	}
-	if (cli_member_args("examine", usage, argc, argv, &first, &nr_paths) < 0)
-		return CLI_EXIT_USAGE;
+	int args_rc = cli_member_args("examine", usage, argc, argv, &first, &nr_paths);
+	if (args_rc != 0)
+		return args_rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	for (int i = first; i < first + nr_paths; i++) {
 		struct member m;
 		char err[512];

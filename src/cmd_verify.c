@@ -27,12 +27,9 @@ int cmd_verify(int argc, char **argv)
 		"Prints mismatch_cnt in sectors, as md; exits 1 when it is not 0.\n";
 	int first, nr_paths;
 
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs(usage, stdout);
-		return CLI_EXIT_OK;
-	}
-	if (cli_member_args("verify", usage, argc, argv, &first, &nr_paths) < 0)
-		return CLI_EXIT_USAGE;
+	int args_rc = cli_member_args("verify", usage, argc, argv, &first, &nr_paths);
+	if (args_rc != 0)
+		return args_rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	memset(&opts, 0, sizeof(opts));
 	opts.read_only = true;
 	/* Assembled even with a member missing, so that the refusal below

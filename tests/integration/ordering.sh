@@ -36,18 +36,24 @@ run_case() {
 	log "ok: $name"
 }
 
-band_retry() {
-	local variant=$1
+# new_array NDEV SIZE A_BYTES B_BYTES: in $W a RAID5 of NDEV members of
+# SIZE (64 KiB chunks) whose first A_BYTES hold 'A' (0x41), synced, and $W/B
+# B_BYTES of 'B' (0x42) to write; mounted at $W/mnt; M the members, V the
+# volume.
+new_array() {
 	rm -rf "$W"; mkdir -p "$W/mnt"
-	M="$W/m0.img $W/m1.img $W/m2.img"
-	$RAIDFUSE create -q --level 5 --raid-devices 3 --chunk 64K --size 8M $M >/dev/null 2>&1 ||
-	  $RAIDFUSE create --level 5 --raid-devices 3 --chunk 64K --size 8M $M >/dev/null || exit 2
+	M=$(for ((i = 0; i < $1; i++)); do printf '%s ' "$W/m$i.img"; done)
+	$RAIDFUSE create --level 5 --raid-devices "$1" --chunk 64K --size "$2" $M >/dev/null || exit 2
 	V=$W/mnt/volume.img
-	# known content everywhere: pattern A
-	python3 -c "import sys; sys.stdout.buffer.write(bytes([0x41])*(256*1024))" > $W/A
-	python3 -c "import sys; sys.stdout.buffer.write(bytes([0x42])*4096)" > $W/B
+	head -c "$3" /dev/zero | tr '\0' A >"$W/A"
+	head -c "$4" /dev/zero | tr '\0' B >"$W/B"
 	$RAIDFUSE mount $M $W/mnt || exit 2
 	dd if=$W/A of=$V bs=64K conv=notrunc,fsync status=none
+}
+
+band_retry() {
+	local variant=$1
+	new_array 3 8M 262144 4096
 	$RAIDFUSE umount $W/mnt || exit 2
 	# flush age of 10 minutes: nothing leaves the cache on its own
 	$RAIDFUSE mount --flush-age-ms 600000 --readahead 0 $M $W/mnt || exit 2
@@ -87,14 +93,7 @@ band_retry() {
 }
 
 super_fail() {
-	rm -rf "$W"; mkdir -p "$W/mnt"
-	M="$W/m0.img $W/m1.img $W/m2.img $W/m3.img"
-	$RAIDFUSE create --level 5 --raid-devices 4 --chunk 64K --size 16M $M >/dev/null || exit 2
-	V=$W/mnt/volume.img
-	python3 -c "import sys; sys.stdout.buffer.write(b'A'*(1<<20))" > $W/A
-	python3 -c "import sys; sys.stdout.buffer.write(b'B'*65536)" > $W/B
-	$RAIDFUSE mount $M $W/mnt || exit 2
-	dd if=$W/A of=$V bs=64K conv=notrunc,fsync status=none
+	new_array 4 16M 1048576 65536
 	for d in 1 2 3; do echo super-error > $W/mnt/.raidfuse/dev$d/fault; done
 	echo write-error > $W/mnt/.raidfuse/dev0/fault
 	# row 0: chunk 0 lives on role 0 (left-symmetric, 4 members)

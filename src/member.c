@@ -765,19 +765,22 @@ static void member_partition_hint(struct member *m, char *hint, size_t len)
 		size_t used = 0;
 		for (unsigned i = 0; i < table->nr && used < len; i++) {
 			const struct partition *part = &table->parts[i];
-			uint8_t magic[4];
-			if (part->len_bytes < MD_SB_V12_OFFSET_BYTES + sizeof(magic) ||
-			    pread(m->fd, magic, sizeof(magic),
-			          (off_t)(part->start_bytes + MD_SB_V12_OFFSET_BYTES)) !=
-			            (ssize_t)sizeof(magic))
-				continue;
-			uint32_t value = (uint32_t)magic[0] | (uint32_t)magic[1] << 8 |
-			                 (uint32_t)magic[2] << 16 | (uint32_t)magic[3] << 24;
-			if (value != MD_SB_MAGIC)
+			bool holds_md = false;
+			for (int minor = 0; minor <= 2 && !holds_md; minor++) {
+				uint8_t head[8];
+				uint64_t at = member_super1_offset_sectors(minor, part->len_bytes / 512u);
+				holds_md = at != UINT64_MAX &&
+				           (at + 1) * 512u <= part->len_bytes &&
+				           pread(m->fd, head, sizeof(head),
+				                 (off_t)(part->start_bytes + at * 512u)) ==
+				                   (ssize_t)sizeof(head) &&
+				           md_super_head_is(head, 1);
+			}
+			if (!holds_md)
 				continue;
 			int n = snprintf(hint + used, len - used, "%s%s@%u",
-			                 used ? ", " : "; it is a partitioned disk with md 1.2 "
-			                               "members in partitions: name them ",
+			                 used ? ", " : "; it is a partitioned disk with md members "
+			                               "in partitions: name them ",
 			                 m->path, part->number);
 			if (n < 0)
 				break;

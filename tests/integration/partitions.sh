@@ -62,7 +62,7 @@ done
 rc=0
 "$RAIDFUSE" examine nas0.img >ex.out 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "examine of a whole partitioned disk exited $rc"
-grep -q "partitioned disk with md 1.2 members in partitions: name them nas0.img@3" ex.out ||
+grep -q "partitioned disk with md members in partitions: name them nas0.img@3" ex.out ||
 	fail "examine of the whole disk does not name its md partition: $(cat ex.out)"
 "$RAIDFUSE" examine nas0.img@3 >ex.out || fail "examine nas0.img@3: $(cat ex.out)"
 grep -q "Raid Level : raid5" ex.out || fail "examine nas0.img@3: $(cat ex.out)"

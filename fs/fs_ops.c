@@ -149,7 +149,7 @@ static void fs_reply_entry(fuse_req_t req, fuse_ino_t ino)
 
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct fs_state *fs = userdata;
 	/* 1 MiB requests: a full row of a wide array in one call. */
 	conn->max_write = FS_MAX_IO_BYTES;
 	conn->max_read = FS_MAX_IO_BYTES; /* must match the max_read mount option */
@@ -159,6 +159,16 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	/* The kernel's write-back cache would make writes land in the page
 	 * cache with no fsync ordering we control; keep it off. */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/* With the page cache on (--page-cache), the kernel must not drop
+	 * volume.img's pages when a GETATTR shows the mtime our own writes
+	 * moved: a buffered write unlocks its pages, uptodate, before its
+	 * WRITE reaches us, so a reader could drop them, READ the old bytes
+	 * from the members ahead of that WRITE and keep them cached after
+	 * the write returned (stale reads until the next invalidation).
+	 * This daemon is the only writer of the volume, so the kernel's
+	 * pages never need invalidating on an mtime change. */
+	if (!fs->opts->direct_io)
+		conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 /* "devN" as readdir spells it: N in plain decimal, no sign, space or

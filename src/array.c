@@ -1912,7 +1912,8 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 			                        ? "(R)" : "");
 	}
 	textbuf_appendf(&t, "\n      %" PRIu64 " blocks super 1.%d%s%s%s [%d/%d] [",
-	              a->geo.array_bytes / 1024, a->super_minor, chunk, layout[0] ? ", layout " : "", layout,
+	              a->geo.array_bytes / 1024, a->super_minor, chunk,
+	              layout[0] ? ", layout " : "", layout,
 	              a->geo.raid_disks, a->geo.raid_disks - nr_missing);
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		textbuf_appendf(&t, "%c", a->slot[role] ? 'U' : '_');

@@ -95,13 +95,9 @@ static bool ctl_partition_realpath(const char *name, char *out, size_t outlen)
 {
 	char file_part[PATH_MAX], real[PATH_MAX];
 	unsigned number;
-	size_t file_len;
 
-	if (!partition_spec_parse(name, &file_len, &number) || file_len >= sizeof(file_part))
-		return false;
-	memcpy(file_part, name, file_len);
-	file_part[file_len] = '\0';
-	if (!realpath(file_part, real))
+	if (!partition_spec_split(name, file_part, sizeof(file_part), &number) ||
+	    !realpath(file_part, real))
 		return false;
 	return (size_t)snprintf(out, outlen, "%s@%u", real, number) < outlen;
 }

@@ -8,6 +8,7 @@
  * written byte by byte as little-endian, so the code neither depends on
  * host byte order nor on the alignment of the caller's buffer.
  */
+#include "byte_order.h"
 #include "md_super.h"
 
 #include <errno.h>
@@ -85,48 +86,6 @@ _Static_assert(MD_SB_MAX_BYTES == 1024u, "md_super.h: 1 KiB holds 384 roles");
 _Static_assert(SB_DEV_ROLES == MD_SB_FIXED_BYTES, "roles start after the fixed part");
 _Static_assert(BM_CLUSTER_NAME + BM_CLUSTER_NAME_LEN <= MD_BITMAP_SB_BYTES,
                "cluster_name fits in bitmap_super_t");
-
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-	       ((uint32_t)p[3] << 24);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) |
-	       (uint32_t)p[3];
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | ((uint64_t)get_le32(p + 4) << 32);
-}
-
-static void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
 
 __attribute__((format(printf, 3, 4)))
 static void set_err(char *err, size_t errlen, const char *fmt, ...)

@@ -53,12 +53,9 @@ bool member_path_inside(const char *path, const char *dir_real)
 		/* FILE@N: where FILE is. */
 		char file_part[PATH_MAX];
 		unsigned number;
-		size_t file_len;
-		if (errno != ENOENT || !partition_spec_parse(path, &file_len, &number) ||
-		    file_len >= sizeof(file_part))
+		if (errno != ENOENT ||
+		    !partition_spec_split(path, file_part, sizeof(file_part), &number))
 			return false; /* opening it reports what is wrong */
-		memcpy(file_part, path, file_len);
-		file_part[file_len] = '\0';
 		if (!realpath(file_part, real))
 			return false;
 	}
@@ -183,21 +180,29 @@ static int member_open_at(struct member *m, const char *path, const char *open_p
 	return 0;
 }
 
+/* The partition table of the open member m (a whole disk, named name),
+ * read with the device's logical sector size (a file's is guessed). */
+static int member_partition_table_read(struct member *m, const char *name,
+                                       struct partition_table *table, char *err, size_t errlen)
+{
+	unsigned sector_bytes = 0;
+	int sector_ioctl = 0;
+
+	if (m->is_block_device && ioctl(m->fd, BLKSSZGET, &sector_ioctl) == 0)
+		sector_bytes = (unsigned)sector_ioctl;
+	return partition_table_read(m->fd, m->file_bytes, sector_bytes, name, table, err, errlen);
+}
+
 /* Narrow the open member m (the whole disk file_name) to its partition
  * number: the size and base of it, and its name with @N. */
 static int member_narrow_to_partition(struct member *m, const char *file_name, unsigned number,
                                       char *err, size_t errlen)
 {
 	struct partition_table *table = malloc(sizeof(*table));
-	unsigned sector_bytes = 0;
-	int sector_ioctl = 0;
 
 	if (!table)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
-	if (m->is_block_device && ioctl(m->fd, BLKSSZGET, &sector_ioctl) == 0)
-		sector_bytes = (unsigned)sector_ioctl;
-	int rc = partition_table_read(m->fd, m->file_bytes, sector_bytes, file_name, table, err,
-	                              errlen);
+	int rc = member_partition_table_read(m, file_name, table, err, errlen);
 	if (rc == 0) {
 		const struct partition *part = partition_find(table, number);
 		if (!part) {
@@ -237,13 +242,10 @@ bool member_names_partition(const char *path)
 	char file_part[PATH_MAX];
 	struct stat st;
 	unsigned number;
-	size_t file_len;
 
 	if (lstat(path, &st) == 0 || errno != ENOENT ||
-	    !partition_spec_parse(path, &file_len, &number) || file_len >= sizeof(file_part))
+	    !partition_spec_split(path, file_part, sizeof(file_part), &number))
 		return false;
-	memcpy(file_part, path, file_len);
-	file_part[file_len] = '\0';
 	return stat(file_part, &st) == 0;
 }
 
@@ -253,23 +255,18 @@ int member_open(struct member *m, const char *path, bool read_only, char *err, s
 	char *link_target = NULL, file_part[PATH_MAX];
 	const char *open_name = path;
 	unsigned partition = 0;
-	size_t file_len;
 
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
 	m->backing_fd = -1;
+	int stat_rc = lstat(path, &link_st);
 	/* FILE@N where no file of that name exists: partition N of FILE. */
-	if (lstat(path, &link_st) < 0 && errno == ENOENT &&
-	    partition_spec_parse(path, &file_len, &partition)) {
-		if (file_len >= sizeof(file_part))
-			return errmsg_fail(-ENAMETOOLONG, err, errlen, "%s: name too long", path);
-		memcpy(file_part, path, file_len);
-		file_part[file_len] = '\0';
+	if (stat_rc < 0 && errno == ENOENT &&
+	    partition_spec_split(path, file_part, sizeof(file_part), &partition)) {
 		open_name = file_part;
-	} else {
-		partition = 0;
+		stat_rc = lstat(open_name, &link_st);
 	}
-	if (lstat(open_name, &link_st) == 0 && S_ISLNK(link_st.st_mode)) {
+	if (stat_rc == 0 && S_ISLNK(link_st.st_mode)) {
 		link_target = realpath(open_name, NULL);
 		if (!link_target)
 			return errmsg_fail(-errno, err, errlen,
@@ -757,11 +754,7 @@ static void member_partition_hint(struct member *m, char *hint, size_t len)
 	struct partition_table *table = malloc(sizeof(*table));
 	if (!table)
 		return;
-	int sector_ioctl = 0;
-	unsigned sector_bytes = 0;
-	if (m->is_block_device && ioctl(m->fd, BLKSSZGET, &sector_ioctl) == 0)
-		sector_bytes = (unsigned)sector_ioctl;
-	if (partition_table_read(m->fd, m->file_bytes, sector_bytes, m->path, table, NULL, 0) == 0) {
+	if (member_partition_table_read(m, m->path, table, NULL, 0) == 0) {
 		size_t used = 0;
 		for (unsigned i = 0; i < table->nr && used < len; i++) {
 			const struct partition *part = &table->parts[i];

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "byte_order.h"
 #include "errmsg.h"
 #include "partition.h"
 
@@ -25,16 +26,6 @@
 #define GPT_HEADER_MIN_BYTES 92
 #define GPT_ENTRY_MIN_BYTES 128
 #define GPT_ENTRIES_MAX_BYTES (1u << 20)
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
 
 /* CRC-32 as UEFI defines it (IEEE 802.3, reflected). Tables are read
  * once per mount: a bitwise loop is fast enough. */
@@ -111,13 +102,13 @@ static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const ch
 	if (memcmp(header, "EFI PART", 8) != 0)
 		return 0;
 	t->scheme = "gpt";
-	uint32_t header_bytes = le32(header + 12);
+	uint32_t header_bytes = get_le32(header + 12);
 	if (header_bytes < GPT_HEADER_MIN_BYTES || header_bytes > sector_bytes)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: the GPT header gives its size as %u bytes (expected %d to "
 		                   "%u): it is damaged",
 		                   name, header_bytes, GPT_HEADER_MIN_BYTES, sector_bytes);
-	uint32_t header_crc = le32(header + 16);
+	uint32_t header_crc = get_le32(header + 16);
 	memset(header + 16, 0, 4);
 	if (crc32_ieee(header, header_bytes) != header_crc)
 		return errmsg_fail(-EINVAL, err, errlen,
@@ -125,8 +116,8 @@ static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const ch
 		                   "it from its backup with sgdisk or fdisk, or give the member as "
 		                   "a loop device's partition)",
 		                   name);
-	uint64_t entries_lba = le64(header + 72);
-	uint32_t nr_entries = le32(header + 80), entry_bytes = le32(header + 84);
+	uint64_t entries_lba = get_le64(header + 72);
+	uint32_t nr_entries = get_le32(header + 80), entry_bytes = get_le32(header + 84);
 	if (entry_bytes < GPT_ENTRY_MIN_BYTES || entry_bytes % 8 != 0 ||
 	    (uint64_t)nr_entries * entry_bytes > GPT_ENTRIES_MAX_BYTES)
 		return errmsg_fail(-EINVAL, err, errlen,
@@ -149,7 +140,7 @@ static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const ch
 		return errmsg_fail(rc, err, errlen, "%s: cannot read the GPT entries: %s", name,
 		                   strerror(-rc));
 	}
-	if (crc32_ieee(entries, array_bytes) != le32(header + 88)) {
+	if (crc32_ieee(entries, array_bytes) != get_le32(header + 88)) {
 		free(entries);
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: the checksum of the GPT's entries is wrong: they are damaged",
@@ -160,7 +151,7 @@ static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const ch
 		const uint8_t *e = entries + (size_t)i * entry_bytes;
 		if (memcmp(e, unused_type, sizeof(unused_type)) == 0)
 			continue;
-		uint64_t first = le64(e + 32), last = le64(e + 40);
+		uint64_t first = get_le64(e + 32), last = get_le64(e + 40);
 		if (last < first) {
 			rc = errmsg_fail(-EINVAL, err, errlen,
 			                 "%s: GPT partition %u ends (sector %llu) before it begins "
@@ -209,15 +200,15 @@ static int mbr_read_logical(int fd, uint64_t disk_bytes, unsigned sector_bytes, 
 		const uint8_t *own = ebr + MBR_ENTRIES_OFFSET;
 		const uint8_t *next = own + MBR_ENTRY_BYTES;
 		if (own[4] != 0) {
-			rc = table_add(t, number, ebr_sector + le32(own + 8), le32(own + 12),
+			rc = table_add(t, number, ebr_sector + get_le32(own + 8), get_le32(own + 12),
 			               sector_bytes, disk_bytes, name, err, errlen);
 			if (rc < 0)
 				return rc;
 			number++;
 		}
-		if (!mbr_type_is_extended(next[4]) || le32(next + 8) == 0)
+		if (!mbr_type_is_extended(next[4]) || get_le32(next + 8) == 0)
 			return 0;
-		ebr_sector = ext_start + le32(next + 8);
+		ebr_sector = ext_start + get_le32(next + 8);
 	}
 	return errmsg_fail(-EINVAL, err, errlen,
 	                   "%s: the MBR's chain of logical partitions has more than %d links or "
@@ -276,12 +267,12 @@ int partition_table_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, con
 		if (e[4] == 0)
 			continue;
 		if (mbr_type_is_extended(e[4])) {
-			rc = mbr_read_logical(fd, disk_bytes, sector, le32(e + 8), name, t, err, errlen);
+			rc = mbr_read_logical(fd, disk_bytes, sector, get_le32(e + 8), name, t, err, errlen);
 			if (rc < 0)
 				return rc;
 			continue;
 		}
-		rc = table_add(t, (unsigned)i + 1, le32(e + 8), le32(e + 12), sector, disk_bytes,
+		rc = table_add(t, (unsigned)i + 1, get_le32(e + 8), get_le32(e + 12), sector, disk_bytes,
 		               name, err, errlen);
 		if (rc < 0)
 			return rc;
@@ -313,7 +304,7 @@ void partition_numbers_text(const struct partition_table *t, char *buf, size_t l
 		snprintf(buf, len, "none");
 }
 
-bool partition_spec_parse(const char *path, size_t *file_len, unsigned *number)
+bool partition_spec_split(const char *path, char *file, size_t file_size, unsigned *number)
 {
 	const char *at = strrchr(path, '@');
 
@@ -326,7 +317,11 @@ bool partition_spec_parse(const char *path, size_t *file_len, unsigned *number)
 			return false;
 		value = value * 10 + (unsigned)(*digit - '0');
 	}
-	*file_len = (size_t)(at - path);
+	size_t file_len = (size_t)(at - path);
+	if (file_len >= file_size)
+		return false;
+	memcpy(file, path, file_len);
+	file[file_len] = '\0';
 	*number = value;
 	return true;
 }

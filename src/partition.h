@@ -40,9 +40,10 @@ const struct partition *partition_find(const struct partition_table *table, unsi
 /* "1, 2, 5" into buf: what a message offers instead of a missing one. */
 void partition_numbers_text(const struct partition_table *table, char *buf, size_t len);
 
-/* Whether path is FILE@N for a partition number N (1-999): *file_len is
- * then the length of FILE. Says nothing about whether FILE exists: a file
- * whose name merely ends so is opened as itself (member_open). */
-bool partition_spec_parse(const char *path, size_t *file_len, unsigned *number);
+/* Whether path is FILE@N for a partition number N (1-999) with FILE fitting
+ * in file_size bytes: FILE is then copied to file (NUL-terminated). Says
+ * nothing about whether FILE exists: a file whose name merely ends so is
+ * opened as itself (member_open). */
+bool partition_spec_split(const char *path, char *file, size_t file_size, unsigned *number);
 
 #endif

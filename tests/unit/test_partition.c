@@ -204,21 +204,25 @@ Test(partition, no_table_and_boot_sectors)
 
 Test(partition, spec_names)
 {
-	size_t file_len;
+	char file[16];
 	unsigned number;
 
-	cr_assert(partition_spec_parse("disk.img@3", &file_len, &number));
-	cr_assert_eq(file_len, 8);
+	cr_assert(partition_spec_split("disk.img@3", file, sizeof(file), &number));
+	cr_assert_str_eq(file, "disk.img");
 	cr_assert_eq(number, 3);
-	cr_assert(partition_spec_parse("/a@b/disk@128", &file_len, &number));
-	cr_assert_eq(file_len, 9);
+	cr_assert(partition_spec_split("/a@b/disk@128", file, sizeof(file), &number));
+	cr_assert_str_eq(file, "/a@b/disk");
 	cr_assert_eq(number, 128);
-	cr_assert_not(partition_spec_parse("disk.img", &file_len, &number));
-	cr_assert_not(partition_spec_parse("disk.img@0", &file_len, &number));
-	cr_assert_not(partition_spec_parse("disk.img@03", &file_len, &number));
-	cr_assert_not(partition_spec_parse("disk.img@1000", &file_len, &number));
-	cr_assert_not(partition_spec_parse("disk.img@3x", &file_len, &number));
-	cr_assert_not(partition_spec_parse("@3", &file_len, &number));
-	cr_assert_not(partition_spec_parse("dir/@3", &file_len, &number));
-	cr_assert_not(partition_spec_parse("disk.img@", &file_len, &number));
+	/* FILE must fit, with its NUL. */
+	cr_assert_not(partition_spec_split("0123456789abcdef@1", file, sizeof(file), &number));
+	cr_assert(partition_spec_split("0123456789abcde@1", file, sizeof(file), &number));
+	cr_assert_str_eq(file, "0123456789abcde");
+	cr_assert_not(partition_spec_split("disk.img", file, sizeof(file), &number));
+	cr_assert_not(partition_spec_split("disk.img@0", file, sizeof(file), &number));
+	cr_assert_not(partition_spec_split("disk.img@03", file, sizeof(file), &number));
+	cr_assert_not(partition_spec_split("disk.img@1000", file, sizeof(file), &number));
+	cr_assert_not(partition_spec_split("disk.img@3x", file, sizeof(file), &number));
+	cr_assert_not(partition_spec_split("@3", file, sizeof(file), &number));
+	cr_assert_not(partition_spec_split("dir/@3", file, sizeof(file), &number));
+	cr_assert_not(partition_spec_split("disk.img@", file, sizeof(file), &number));
 }

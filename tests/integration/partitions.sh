@@ -187,6 +187,8 @@ if command -v valgrind >/dev/null; then
 			"$RAIDFUSE" $args >vg.out 2>&1 || rc=$?
 		[ "$rc" != 99 ] || fail "valgrind: raidfuse $args: $(cat vg.out)"
 	done
+else
+	log "NOT RUN: examine on partitions under valgrind (no valgrind)"
 fi
 log "ok: refusals name the partition, the table or the checksum, and change nothing"
 log "PASS"

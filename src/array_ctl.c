@@ -366,14 +366,41 @@ const struct array_attr array_attrs[] = {
 
 /* ---- member attributes ----------------------------------------------- */
 
+/* md's words, so that a script written for md's sysfs reads them alike:
+ * a member being rebuilt is a "spare" until it is in sync (its progress is
+ * in recovery_start and the status), the copy of a replace is also a
+ * "replacement", and the member it copies wants replacement. */
 static int show_member_state(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
-	if (m->state == MEMBER_REBUILDING && m->role >= 0 && a->geo.dev_bytes)
-		return show_printf(buf, len, "rebuilding %.1f%%\n",
-		                   100.0 * (double)atomic_load(&a->rebuilt_bytes[m->role]) /
-		                           (double)a->geo.dev_bytes);
-	return show_printf(buf, len, "%s%s\n", member_state_name(m->state),
-	                   atomic_load(&m->write_mostly) ? ",write_mostly" : "");
+	pthread_mutex_lock(&a->state_lock);
+	enum member_state state = m->state;
+	int role = m->role;
+	bool in_role = role >= 0 && role < a->geo.raid_disks;
+	bool replacement = state == MEMBER_REBUILDING && in_role && a->slot[role] &&
+	                   a->slot[role] != m;
+	bool wants_replacement = state == MEMBER_IN_SYNC && in_role && a->slot[role] == m &&
+	                         a->rebuilding[role];
+	pthread_mutex_unlock(&a->state_lock);
+
+	return show_printf(buf, len, "%s%s%s%s\n",
+	                   state == MEMBER_REBUILDING ? "spare" : member_state_name(state),
+	                   atomic_load(&m->write_mostly) ? ",write_mostly" : "",
+	                   wants_replacement ? ",want_replacement" : "",
+	                   replacement ? ",replacement" : "");
+}
+
+/* md's recovery_start: the sector up to which a member being rebuilt
+ * holds its role's data; 0 for a spare (it holds nothing yet), "none" for
+ * the others. */
+static int show_member_recovery_start(struct raid_array *a, struct member *m, char *buf,
+                                      size_t len)
+{
+	if (m->state == MEMBER_SPARE)
+		return show_printf(buf, len, "0\n");
+	if (m->state != MEMBER_REBUILDING || m->role < 0 || m->role >= a->geo.raid_disks)
+		return show_printf(buf, len, "none\n");
+	return show_printf(buf, len, "%" PRIu64 "\n",
+	                   (uint64_t)atomic_load(&a->rebuilt_bytes[m->role]) / SECTOR_BYTES);
 }
 
 static int store_member_state(struct raid_array *a, struct member *m, const char *text,
@@ -399,7 +426,8 @@ static int store_member_state(struct raid_array *a, struct member *m, const char
 static int show_member_slot(struct raid_array *a, struct member *m, char *buf, size_t len)
 {
 	(void)a;
-	if (m->state != MEMBER_IN_SYNC)
+	/* As md's slot: a member being rebuilt already holds its role. */
+	if (m->state != MEMBER_IN_SYNC && m->state != MEMBER_REBUILDING)
 		return show_printf(buf, len, "none\n");
 	return show_printf(buf, len, "%d\n", m->role);
 }
@@ -478,6 +506,7 @@ static int show_member_replace(struct raid_array *a, struct member *m, char *buf
 const struct array_attr member_attrs[] = {
 	{ "state", true, show_member_state, store_member_state },
 	{ "slot", false, show_member_slot, NULL },
+	{ "recovery_start", false, show_member_recovery_start, NULL },
 	{ "path", false, show_member_path, NULL },
 	{ "errors", false, show_member_errors, NULL },
 	{ "bad_blocks", false, show_member_bad_blocks, NULL },

@@ -109,7 +109,8 @@ truncate -s 48M r2new r2spare
 "$RAIDFUSE" add mnt4 r2spare || fail "add r2spare"
 dev=$(dev_of mnt4 r2new) || fail "r2new has no devN directory"
 spare=$(dev_of mnt4 r2spare) || fail "r2spare has no devN directory"
-[ "$(cat mnt4/.raidfuse/$spare/state)" = spare ] ||
+[ "$(cat mnt4/.raidfuse/$spare/state)" = spare ] && [ "$(cat mnt4/.raidfuse/$spare/slot)" = none ] &&
+	[ "$(cat mnt4/.raidfuse/$spare/recovery_start)" = 0 ] ||
 	fail "r2spare, added during a rebuild, is $(cat mnt4/.raidfuse/$spare/state), not a spare"
 # Row 0's parity lives on role 2 (left-symmetric): once the rebuild is past
 # it, a write to the volume's first chunk writes r2new there.

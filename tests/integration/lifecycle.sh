@@ -84,7 +84,8 @@ slow_swap mnt c d 64M
 dd if=ref of=mnt/volume.img bs=64K count=1 conv=notrunc,fsync status=none
 sleep 2.5 # a checkpoint of d's recovery_offset is written every 2 s
 dev=$(dev_of mnt "$WORK/d") || fail "d has no devN directory"
-case $(state mnt "$dev") in rebuilding*) ;; *) fail "d is not rebuilding: $(state mnt "$dev")" ;; esac
+[ "$(state mnt "$dev")" = spare ] && [ "$(cat "mnt/.raidfuse/$dev/recovery_start")" != none ] ||
+	fail "d is not rebuilding: $(state mnt "$dev"), recovery_start $(cat "mnt/.raidfuse/$dev/recovery_start")"
 if "$RAIDFUSE" remove mnt "$WORK/d" 2>err; then fail "a member being rebuilt was removed"; fi
 grep -q "in sync or being rebuilt; fail it first" err || fail "remove refusal unclear: $(cat err)"
 "$RAIDFUSE" fail mnt "$WORK/d" || fail "a member being rebuilt cannot be failed"

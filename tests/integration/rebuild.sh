@@ -103,6 +103,20 @@ rebuild_killed() {
 	done
 	[ $shown = 1 ] && grep -qE "^member [0-9]+: missing\$" "$mnt/.raidfuse/status" ||
 		fail "status does not show $new rebuilding a missing role: $(grep '^member' "$mnt/.raidfuse/status")"
+	# devN in md's sysfs words: a member being rebuilt is a spare that
+	# holds its role (slot), with the sector its recovery has reached.
+	local dev
+	dev=$(dev_of "$mnt" "$new") || fail "$new has no devN directory"
+	[ "$(cat "$mnt/.raidfuse/$dev/state")" = spare ] ||
+		fail "$new being rebuilt: devN/state is $(cat "$mnt/.raidfuse/$dev/state"), md says spare"
+	grep -qx "[0-9]" "$mnt/.raidfuse/$dev/slot" ||
+		fail "$new being rebuilt: devN/slot is $(cat "$mnt/.raidfuse/$dev/slot"), not its role"
+	local start1 start2
+	start1=$(cat "$mnt/.raidfuse/$dev/recovery_start")
+	sleep 0.5
+	start2=$(cat "$mnt/.raidfuse/$dev/recovery_start")
+	[[ $start1 =~ ^[0-9]+$ ]] && [[ $start2 =~ ^[0-9]+$ ]] && [ "$start2" -gt "$start1" ] ||
+		fail "$new being rebuilt: recovery_start went $start1 then $start2, not up"
 	sleep 3
 	kill -9 "$(cat "$mnt/.raidfuse/pid")"
 	sleep 0.3
@@ -234,6 +248,13 @@ grep -qE "^member 0: /[^ ]*/m0 in_sync " "$dir/mnt/.raidfuse/status" &&
 	grep -qE "^member 0: /[^ ]*/copy replacing [0-9.]+% read_bytes=[0-9]+ written_bytes=[0-9]+\$" \
 		"$dir/mnt/.raidfuse/status" ||
 	fail "the member lines do not show m0 serving and copy replacing it: $(grep '^member' "$dir/mnt/.raidfuse/status")"
+old_dev=$(dev_of "$dir/mnt" "$dir/m0") && copy_dev=$(dev_of "$dir/mnt" "$dir/copy") ||
+	fail "m0 or copy has no devN directory"
+[ "$(cat "$dir/mnt/.raidfuse/$old_dev/state")" = in_sync,want_replacement ] &&
+	[ "$(cat "$dir/mnt/.raidfuse/$copy_dev/state")" = spare,replacement ] &&
+	[ "$(cat "$dir/mnt/.raidfuse/$copy_dev/slot")" = 0 ] ||
+	fail "devN during a replace: m0 $(cat "$dir/mnt/.raidfuse/$old_dev/state"), copy" \
+		"$(cat "$dir/mnt/.raidfuse/$copy_dev/state") in slot $(cat "$dir/mnt/.raidfuse/$copy_dev/slot")"
 grep -q '"degraded":0' <("$RAIDFUSE" status --json "$dir/mnt") || fail "degraded during a replace"
 dd if=/dev/urandom of=late bs=1M count=2 status=none
 dd if=late of="$dir/mnt/volume.img" bs=1M seek=50 conv=notrunc,fsync status=none || fail "write during replace"

@@ -66,6 +66,16 @@ void array_logf(struct raid_array *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A member found through its disk's backup GPT serves (the kernel reads
+ * such a disk too), but the user hears that the primary table is damaged. */
+static void array_note_partition_backup(struct raid_array *a, const struct member *m)
+{
+	if (m->partition_from_backup)
+		array_logf(a, "%s: the primary GPT of its disk is damaged; partition %u was found "
+		           "through the backup GPT (repair the primary with sgdisk -e or fdisk)",
+		           m->abs_path, m->partition);
+}
+
 void array_eventf(struct raid_array *a, const char *event, const struct member *member,
                   const char *fmt, ...)
 {
@@ -766,6 +776,7 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	rc = member_open(m, path, false, err, errlen);
 	if (rc < 0)
 		return rc;
+	array_note_partition_backup(a, m);
 	if (array_member_on_self(a, m)) {
 		member_close(m);
 		return errmsg_fail(-EINVAL, err, errlen,
@@ -1133,6 +1144,7 @@ static int assemble_open_members(struct raid_array *a, const char *const *paths,
 		if (rc < 0)
 			return rc;
 		a->nr_members++;
+		array_note_partition_backup(a, &a->members[i]);
 		for (int j = 0; j < i; j++) {
 			if (member_same_file(&a->members[j], &a->members[i]))
 				return errmsg_fail(-EINVAL, err, errlen,

@@ -123,6 +123,15 @@ static int create_open_existing(struct member *members, bool *to_create,
 		int rc = member_open(&members[i], paths[i], false, err, errlen);
 		if (rc < 0)
 			return rc;
+		/* Mounting through a backup GPT serves what is there; creating
+		 * writes a new member where a damaged table says a partition
+		 * lies: the user repairs the table first. */
+		if (members[i].partition_from_backup)
+			return errmsg_fail(-EINVAL, err, errlen,
+			                   "%s: the primary GPT of its disk is damaged (the partition "
+			                   "was found through the backup GPT); repair it first "
+			                   "(sgdisk -e, or fdisk's write) before creating on it",
+			                   paths[i]);
 		for (int j = 0; j < i; j++)
 			if (!to_create[j] && member_same_file(&members[j], &members[i]))
 				return errmsg_fail(-EINVAL, err, errlen,

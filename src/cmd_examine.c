@@ -140,6 +140,9 @@ int cmd_examine(int argc, char **argv)
 		}
 		if (i > first)
 			putchar('\n');
+		if (m.partition_from_backup)
+			fprintf(stderr, "raidfuse examine: warning: %s: the primary GPT of its disk is "
+			        "damaged; the partition was found through the backup GPT\n", argv[i]);
 		examine_member(&m);
 		member_close(&m);
 	}

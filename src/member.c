@@ -213,6 +213,7 @@ static int member_narrow_to_partition(struct member *m, const char *file_name, u
 			                 file_name, number, table->scheme, numbers);
 		} else {
 			m->partition = number;
+			m->partition_from_backup = table->from_backup;
 			m->base_bytes = part->start_bytes;
 			m->file_bytes = part->len_bytes;
 		}

@@ -47,6 +47,7 @@ struct member {
 	/* FILE@N: partition N of a disk image or device. Every offset here
 	 * is the partition's, as md's are; base_bytes is where it starts. */
 	unsigned partition;          /* 0: the whole file or device */
+	bool partition_from_backup;  /* found through the GPT's backup: the primary is damaged */
 	uint64_t base_bytes;
 	struct md_super sb;          /* last superblock read or written */
 	/* Metadata 1.x: 0 (superblock near the end), 1 (at the start) or 2

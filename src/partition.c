@@ -1,9 +1,9 @@
 /* partition.c - reading MBR and GPT partition tables (partition.h).
  *
  * Only what locating a partition needs: no CHS, no hybrid MBRs beyond
- * preferring the GPT a protective entry points to, no BSD labels. The
- * GPT's backup copy is not read: a damaged primary header is reported,
- * and the user can repair it (sgdisk, fdisk) or use a loop device. */
+ * preferring the GPT a protective entry points to, no BSD labels. A GPT
+ * whose primary copy is damaged is read from its backup, as the kernel
+ * does, and the table says so. */
 #include "config.h"
 
 #include <errno.h>
@@ -86,18 +86,19 @@ static int table_add(struct partition_table *t, unsigned number, uint64_t start_
 	return 0;
 }
 
-/* The GPT whose header is at LBA 1 of sector_bytes sectors: 1 if found
- * and read, 0 if there is none, or -errno. */
-static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const char *name,
-                    struct partition_table *t, char *err, size_t errlen)
+/* The GPT whose header is at header_lba (which: "header" or "backup
+ * header", for messages): 1 if found, valid and read into t, 0 if no GPT
+ * header is there, or -errno with err saying what is wrong. */
+static int gpt_read_at(int fd, uint64_t disk_bytes, unsigned sector_bytes, uint64_t header_lba,
+                       const char *which, const char *name, struct partition_table *t,
+                       char *err, size_t errlen)
 {
 	uint8_t header[4096];
 
-	if (disk_bytes < 2ull * sector_bytes)
-		return 0;
-	int rc = read_exact(fd, header, sector_bytes, sector_bytes);
+	t->nr = 0;
+	int rc = read_exact(fd, header, sector_bytes, header_lba * sector_bytes);
 	if (rc < 0)
-		return errmsg_fail(rc, err, errlen, "%s: cannot read the GPT header: %s", name,
+		return errmsg_fail(rc, err, errlen, "%s: cannot read the %sGPT header: %s", name, which,
 		                   strerror(-rc));
 	if (memcmp(header, "EFI PART", 8) != 0)
 		return 0;
@@ -105,46 +106,52 @@ static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const ch
 	uint32_t header_bytes = get_le32(header + 12);
 	if (header_bytes < GPT_HEADER_MIN_BYTES || header_bytes > sector_bytes)
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s: the GPT header gives its size as %u bytes (expected %d to "
+		                   "%s: the %sGPT header gives its size as %u bytes (expected %d to "
 		                   "%u): it is damaged",
-		                   name, header_bytes, GPT_HEADER_MIN_BYTES, sector_bytes);
+		                   name, which, header_bytes, GPT_HEADER_MIN_BYTES, sector_bytes);
 	uint32_t header_crc = get_le32(header + 16);
 	memset(header + 16, 0, 4);
 	if (crc32_ieee(header, header_bytes) != header_crc)
+		return errmsg_fail(-EINVAL, err, errlen, "%s: the %sGPT header's checksum is wrong: it is "
+		                   "damaged", name, which);
+	/* As the kernel: a header must name the sector it was read from
+	 * (a copy of the primary pasted at the end is no backup). */
+	if (get_le64(header + 24) != header_lba)
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s: the GPT header's checksum is wrong: it is damaged (repair "
-		                   "it from its backup with sgdisk or fdisk, or give the member as "
-		                   "a loop device's partition)",
-		                   name);
+		                   "%s: the %sGPT header at sector %llu says it lies at sector %llu: it "
+		                   "is damaged or the image was resized",
+		                   name, which, (unsigned long long)header_lba,
+		                   (unsigned long long)get_le64(header + 24));
 	uint64_t entries_lba = get_le64(header + 72);
 	uint32_t nr_entries = get_le32(header + 80), entry_bytes = get_le32(header + 84);
 	if (entry_bytes < GPT_ENTRY_MIN_BYTES || entry_bytes % 8 != 0 ||
 	    (uint64_t)nr_entries * entry_bytes > GPT_ENTRIES_MAX_BYTES)
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s: the GPT header describes %u entries of %u bytes: it is "
+		                   "%s: the %sGPT header describes %u entries of %u bytes: it is "
 		                   "damaged",
-		                   name, nr_entries, entry_bytes);
+		                   name, which, nr_entries, entry_bytes);
 	size_t array_bytes = (size_t)nr_entries * entry_bytes;
 	if (entries_lba < 2 || entries_lba > disk_bytes / sector_bytes ||
 	    array_bytes > disk_bytes - entries_lba * sector_bytes)
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s: the GPT's entries (at sector %llu) lie outside the disk: "
+		                   "%s: the %sGPT's entries (at sector %llu) lie outside the disk: "
 		                   "the image is cut short or the header is damaged",
-		                   name, (unsigned long long)entries_lba);
+		                   name, which, (unsigned long long)entries_lba);
 	uint8_t *entries = malloc(array_bytes ? array_bytes : 1);
 	if (!entries)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
 	rc = read_exact(fd, entries, array_bytes, entries_lba * sector_bytes);
 	if (rc < 0) {
 		free(entries);
-		return errmsg_fail(rc, err, errlen, "%s: cannot read the GPT entries: %s", name,
-		                   strerror(-rc));
+		return errmsg_fail(rc, err, errlen, "%s: cannot read the %sGPT's entries: %s", name,
+		                   which, strerror(-rc));
 	}
 	if (crc32_ieee(entries, array_bytes) != get_le32(header + 88)) {
 		free(entries);
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s: the checksum of the GPT's entries is wrong: they are damaged",
-		                   name);
+		                   "%s: the checksum of the %sGPT's entries is wrong: they are "
+		                   "damaged",
+		                   name, which);
 	}
 	static const uint8_t unused_type[16];
 	for (uint32_t i = 0; i < nr_entries && rc == 0; i++) {
@@ -165,6 +172,46 @@ static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const ch
 	}
 	free(entries);
 	return rc < 0 ? rc : 1;
+}
+
+/* The GPT of sectors of sector_bytes: 1 if read, 0 if there is none, or
+ * -errno. As the kernel does, a primary header (LBA 1) that is missing
+ * or damaged gives way to the backup at the disk's last sector; the
+ * table says so (from_backup), so that the user hears of the damage. */
+static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const char *name,
+                    struct partition_table *t, char *err, size_t errlen)
+{
+	char primary_err[512] = "", backup_err[512] = "";
+
+	if (disk_bytes < 3ull * sector_bytes)
+		return 0;
+	int primary_rc = gpt_read_at(fd, disk_bytes, sector_bytes, 1, "", name, t,
+	                             primary_err, sizeof(primary_err));
+	if (primary_rc == 1 || primary_rc == -ENOMEM)
+		return primary_rc == 1 ? 1 : errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	int backup_rc = gpt_read_at(fd, disk_bytes, sector_bytes, disk_bytes / sector_bytes - 1,
+	                            "backup ", name, t, backup_err, sizeof(backup_err));
+	if (backup_rc == 1) {
+		t->from_backup = true;
+		return 1;
+	}
+	t->nr = 0;
+	/* No primary and no good backup: no GPT (the last sector of a disk
+	 * without one holds whatever its data leaves there). */
+	if (primary_rc == 0)
+		return 0;
+	t->scheme = "gpt";
+	/* Both said what is wrong, each after the disk's name: once is enough. */
+	const char *backup_why = backup_err;
+	size_t name_len = strlen(name);
+	if (strncmp(backup_why, name, name_len) == 0 && strncmp(backup_why + name_len, ": ", 2) == 0)
+		backup_why += name_len + 2;
+	return errmsg_fail(primary_rc, err, errlen,
+	                   "%s; %s (repair the table with sgdisk or fdisk, or give the member "
+	                   "as a loop device's partition)",
+	                   primary_err,
+	                   backup_rc == 0 ? "there is no backup header at the disk's last sector "
+	                                    "to use instead" : backup_why);
 }
 
 static bool mbr_type_is_extended(uint8_t type)
@@ -256,7 +303,8 @@ int partition_table_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, con
 		if (protective)
 			return errmsg_fail(-EINVAL, err, errlen,
 			                   "%s: the MBR says the disk has a GPT, but there is no GPT "
-			                   "header at sector 1: the table is damaged",
+			                   "header at sector 1 nor a backup at the last sector: the "
+			                   "table is damaged",
 			                   name);
 		return errmsg_fail(-ENOENT, err, errlen,
 		                   "%s: holds no partition table (neither an MBR nor a GPT)", name);

@@ -22,6 +22,7 @@ struct partition {
 
 struct partition_table {
 	const char *scheme;  /* "gpt" or "mbr" */
+	bool from_backup;    /* a GPT read from its backup: the primary is damaged */
 	unsigned nr;
 	struct partition parts[PARTITION_MAX];
 };

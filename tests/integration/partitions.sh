@@ -19,8 +19,10 @@
 #     named twice;
 #  4. refusals that name what is wrong and change nothing: a partition
 #     the table does not have (the message lists those it has), FILE@N of
-#     a file with no partition table, a GPT whose header checksum is
-#     wrong; and a file whose name merely ends in @N is that file.
+#     a file with no partition table, a GPT whose header and backup header
+#     checksums are wrong; and a file whose name merely ends in @N is that
+#     file. A GPT damaged at the start only is read from its backup, with
+#     a warning (create refuses it).
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_root
@@ -113,6 +115,7 @@ rf_mount d0.img@3 d1.img@3 d2.img@3 mnt
 fio --name=v --filename=mnt/volume.img --rw=randwrite --bs=4k-128k --size=70M --ioengine=psync \
 	--verify=crc32c --verify_fatal=1 --do_verify=1 --output=fio.out >/dev/null 2>&1 ||
 	fail "fio verify on partitions: $(cat fio.out)"
+vol_sha=$(sha256sum <mnt/volume.img)
 rf_umount mnt
 "$RAIDFUSE" verify d0.img@3 d1.img@3 d2.img@3 | grep -q "mismatch_cnt: 0" || fail "verify on partitions"
 for i in 0 1 2; do
@@ -168,10 +171,27 @@ refuse "a logical partition the MBR lacks" "has no partition 2 (its mbr lists: 1
 	"$RAIDFUSE" examine mbr.img@2
 truncate -s 16M plain.img
 refuse "FILE@N without a table" "holds no partition table" "$RAIDFUSE" examine plain.img@1
+# A damaged primary GPT: as the kernel, its backup (sfdisk's, at the
+# disk's last sector) locates the partition, and the user is told.
 cp d0.img bad.img
 printf '\x7f' | dd of=bad.img bs=1 seek=$((512 + 40)) conv=notrunc status=none
 sum_bad=$(sha256sum bad.img)
-refuse "a damaged GPT header" "GPT header's checksum is wrong" "$RAIDFUSE" mount bad.img@3 d1.img@3 d2.img@3 mnt
+"$RAIDFUSE" mount --readonly bad.img@3 d1.img@3 d2.img@3 mnt 2>backup.err ||
+	fail "mount through the backup GPT: $(cat backup.err)"
+track_mount mnt
+[ "$(sha256sum <mnt/volume.img)" = "$vol_sha" ] || fail "the volume read through the backup GPT differs"
+grep -q "bad.img@3: the primary GPT of its disk is damaged; partition 3 was found through the backup GPT" \
+	mnt/.raidfuse/log backup.err || fail "no warning of the damaged primary GPT: $(cat backup.err mnt/.raidfuse/log)"
+rf_umount mnt
+"$RAIDFUSE" examine bad.img@3 >ex.out 2>ex.err && grep -q "Device Role : Active device 0" ex.out &&
+	grep -q "primary GPT of its disk is damaged" ex.err || fail "examine through the backup GPT: $(cat ex.out ex.err)"
+refuse "create through a backup GPT" "repair it first" \
+	"$RAIDFUSE" create --force --level 1 --raid-devices 2 bad.img@3 d2.img@1
+# And with the backup damaged too, both are named.
+printf '\x7f' | dd of=bad.img bs=1 seek=$((100 * 1048576 - 512 + 40)) conv=notrunc status=none
+sum_bad=$(sha256sum bad.img)
+refuse "a damaged GPT and backup" "GPT header's checksum is wrong: it is damaged; the backup GPT header's checksum is wrong" \
+	"$RAIDFUSE" mount bad.img@3 d1.img@3 d2.img@3 mnt
 [ "$(sha256sum bad.img)" = "$sum_bad" ] || fail "a refused mount changed bad.img"
 [ "$(sha256sum d?.img mbr.img)" = "$sums_before" ] || fail "a refusal changed a disk image"
 # A file whose name ends in @N, with no FILE beside it, is a file.

@@ -56,6 +56,8 @@ static void gpt_fixture(void)
 	cr_assert_eq(fread(head, 1, sizeof(head), f), sizeof(head));
 	fclose(f);
 	image_put(head, sizeof(head), 0);
+	/* The rest of the disk reads as zeros: no backup GPT at its end. */
+	cr_assert_eq(ftruncate(image_fd, (off_t)GPT_DISK_BYTES), 0);
 }
 
 static int table_read(uint64_t disk_bytes)
@@ -89,6 +91,82 @@ Test(partition, gpt_header_damage_is_caught)
 	image_put(&byte, 1, 512 + 40); /* first usable LBA, under the header CRC */
 	cr_assert_eq(table_read(GPT_DISK_BYTES), -EINVAL);
 	cr_assert(strstr(err, "GPT header's checksum is wrong"), "%s", err);
+	cr_assert(strstr(err, "no backup header at the disk's last sector"), "%s", err);
+}
+
+/* The fixture's primary, copied to the end as a backup GPT would be
+ * (header at the last sector naming itself, entries before it), the
+ * primary then damaged: the table is read from the backup, and says so.
+ * The backup's fields are set as the UEFI spec lays them out; sfdisk's
+ * own backup is read in tests/integration/partitions.sh. */
+static uint32_t crc32_reference(const uint8_t *p, size_t len)
+{
+	uint32_t crc = 0xffffffffu;
+	for (size_t i = 0; i < len; i++) {
+		crc ^= p[i];
+		for (int bit = 0; bit < 8; bit++)
+			crc = crc & 1u ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
+	}
+	return ~crc;
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void gpt_backup_from_primary(uint64_t header_lba)
+{
+	uint8_t header[512], entries[16384];
+	cr_assert_eq(pread(image_fd, header, sizeof(header), 512), (ssize_t)sizeof(header));
+	cr_assert_eq(pread(image_fd, entries, sizeof(entries), 1024), (ssize_t)sizeof(entries));
+	uint64_t last_lba = GPT_DISK_BYTES / 512 - 1;
+	put_le64(header + 24, header_lba); /* MyLBA */
+	put_le64(header + 32, 1);          /* AlternateLBA: the primary */
+	put_le64(header + 72, last_lba - 32); /* PartitionEntryLBA */
+	memset(header + 16, 0, 4);
+	uint32_t crc = crc32_reference(header, 92);
+	for (int i = 0; i < 4; i++)
+		header[16 + i] = (uint8_t)(crc >> (8 * i));
+	image_put(entries, sizeof(entries), (last_lba - 32) * 512);
+	image_put(header, sizeof(header), last_lba * 512);
+}
+
+Test(partition, gpt_backup_serves_when_the_primary_is_damaged)
+{
+	gpt_fixture();
+	gpt_backup_from_primary(GPT_DISK_BYTES / 512 - 1);
+	cr_assert_eq(table_read(GPT_DISK_BYTES), 0, "%s", err);
+	cr_assert_not(table.from_backup, "an intact primary was passed over");
+	uint8_t byte = 0x7f;
+	image_put(&byte, 1, 512 + 40);
+	cr_assert_eq(table_read(GPT_DISK_BYTES), 0, "%s", err);
+	cr_assert(table.from_backup);
+	cr_assert_str_eq(table.scheme, "gpt");
+	const struct partition *p3 = partition_find(&table, 3);
+	cr_assert(p3 && table.nr == 2);
+	cr_assert_eq(p3->start_bytes, 59392ull * 512);
+	cr_assert_eq(p3->len_bytes, 81920ull * 512);
+	/* A primary wiped whole (no signature) gives way to it too. */
+	uint8_t zeros[512] = { 0 };
+	image_put(zeros, sizeof(zeros), 512);
+	cr_assert_eq(table_read(GPT_DISK_BYTES), 0, "%s", err);
+	cr_assert(table.from_backup);
+}
+
+Test(partition, gpt_backup_damaged_too)
+{
+	gpt_fixture();
+	/* A "backup" that names another sector is not taken. */
+	gpt_backup_from_primary(7);
+	uint8_t byte = 0x7f;
+	image_put(&byte, 1, 512 + 40);
+	cr_assert_eq(table_read(GPT_DISK_BYTES), -EINVAL);
+	cr_assert(strstr(err, "GPT header's checksum is wrong") &&
+	          strstr(err, "says it lies at sector 7"), "%s", err);
+	cr_assert(strncmp(strstr(err, "; ") + 2, "disk.img", 8) != 0,
+	          "the disk is named twice: %s", err);
 }
 
 Test(partition, gpt_entry_damage_is_caught)

@@ -31,7 +31,9 @@ struct partition_table {
  * of sector_bytes, 512 or 4096; 0 tries 512, then 4096 for a GPT). 0, or
  * -ENOENT when the disk holds no partition table, -EINVAL when it holds
  * a damaged one, -errno when it cannot be read; err says which (named
- * after name). Partitions that reach past the disk are refused. */
+ * after name). Partitions that reach past the disk are refused. A GPT
+ * whose primary copy is damaged or gone is read from its backup at the
+ * last sector, and table->from_backup says so. */
 int partition_table_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const char *name,
                          struct partition_table *table, char *err, size_t errlen);
 

@@ -432,7 +432,13 @@ static bool rebuild_target_drop(struct raid_array *a, int role, struct member *m
 	pthread_mutex_lock(&a->state_lock);
 	if (m && role >= 0 && role < a->geo.raid_disks && a->rebuilding[role] == m) {
 		member_give_up_locked(a, m);
-		array_super_sync(a, false);
+		/* As for a member in sync (array_member_error): if no
+		 * superblock records the drop, a restart would take m's
+		 * recovery_offset for good and serve the bytes it failed to
+		 * take; fail the array rather than let a write count as done. */
+		int src = array_super_sync(a, false);
+		if (src < 0 && a->super_recorded == 0)
+			array_failure_unrecorded_locked(a, m, src);
 		*serving = a->slot[role];
 		dropped = true;
 	}

@@ -16,7 +16,10 @@
 #     (array.c array_super_sync);
 #  4. fail_during_resync: a member failing during the resync after an
 #     unclean stop leaves the array dirty and degraded, which a later start
-#     refuses without --force, as md does (array.c array_start).
+#     refuses without --force, as md does (array.c array_start);
+#  5. rebuild_drop_unrecorded: case 2 for a member being rebuilt, whose
+#     write fails where its rebuild has passed (array.c
+#     rebuild_target_drop).
 # Cases 3 and 4 stop the daemon at a chosen function with gdb.
 . "$(dirname "$0")/lib.sh"
 require_fuse
@@ -179,9 +182,49 @@ fail_during_resync() {
 	cat $W/err; echo PASS; exit 0
 }
 
+# The same for a member being rebuilt: its write fails where the rebuild
+# has passed, and no superblock can record that it was dropped.
+rebuild_drop_unrecorded() {
+	new_array 3 16M 4194304 65536
+	$RAIDFUSE fail $W/mnt $W/m2.img && $RAIDFUSE remove $W/mnt $W/m2.img || exit 2
+	truncate -s 16M $W/new.img
+	echo 2000 > $W/mnt/.raidfuse/sync_speed_max
+	$RAIDFUSE add $W/mnt $W/new.img || exit 2
+	dev=$(for d in $W/mnt/.raidfuse/dev*; do grep -q new.img $d/path && basename $d; done)
+	for _ in $(seq 100); do
+		s=$(cat $W/mnt/.raidfuse/$dev/recovery_start 2>/dev/null)
+		[[ $s =~ ^[0-9]+$ ]] && [ "$s" -ge 1024 ] && break
+		sleep 0.1
+	done
+	sleep 2.5 # a checkpoint of the recovery_offset reaches the superblocks
+	echo "rebuild at sector $(cat $W/mnt/.raidfuse/$dev/recovery_start)"
+	for d in $W/mnt/.raidfuse/dev*; do
+		grep -q new.img $d/path && echo write-error > $d/fault || echo super-error > $d/fault
+	done
+	# chunk 2 (volume bytes 128K..192K) lives on role 2 in row 1
+	if dd if=$W/B of=$V bs=64K seek=2 count=1 conv=notrunc,fsync status=none 2>/dev/null; then
+	  echo "write of B + fsync: success"
+	else
+	  echo "write of B + fsync: failed (acceptable: nothing promised)"; fsyncok=0
+	fi
+	grep -E "^raid|FAILED" $W/mnt/.raidfuse/status | head -2
+	kill -9 "$(cat $W/mnt/.raidfuse/pid)"; sleep 0.5; fusermount3 -u -z $W/mnt
+	$RAIDFUSE mount --force $M $W/new.img $W/mnt 2>$W/err || { cat $W/err; echo "remount refused"; exit 1; }
+	# Reads of a role being rebuilt are answered from parity: the stale
+	# bytes show once the resumed rebuild has put new.img in sync.
+	$RAIDFUSE wait $W/mnt >/dev/null || { echo "the resumed rebuild failed"; exit 1; }
+	got=$(dd if=$V bs=64K skip=2 count=1 status=none | od -An -c -v | tr -s ' \n' '\n' | sed '/^$/d' | sort -u | tr -d '\n')
+	$RAIDFUSE umount $W/mnt
+	echo "chunk 2 after the crash reads: '$got'"
+	[ "${fsyncok:-1}" = 0 ] && { echo PASS; exit 0; }
+	[ "$got" = B ] && { echo PASS; exit 0; }
+	echo FAIL; exit 1
+}
+
 run_case band_retry_a band_retry A
 run_case band_retry_b band_retry B
 run_case super_fail super_fail
 run_case bitmap_order bitmap_order
 run_case fail_during_resync fail_during_resync
+run_case rebuild_drop_unrecorded rebuild_drop_unrecorded
 log "PASS"

@@ -572,11 +572,22 @@ int bitmap_clear_idle(struct raid_array *a, uint64_t idle_ms)
 	}
 	if (!synced)
 		return absorbed ? 0 : -EIO; /* failed out: the array runs degraded */
+	/* The check at the start, again and now for good: a member failed
+	 * out since (another thread's write) was passed over by the syncs
+	 * above, and its bits are what a re-add copies back. Under the state
+	 * lock a failure is seen whole, the events it moved included, so
+	 * events_cleared is not older than the failure either. */
+	pthread_mutex_lock(&a->state_lock);
+	bool degraded = array_missing_count(a) > 0;
+	uint64_t events = a->events;
+	pthread_mutex_unlock(&a->state_lock);
+	if (degraded)
+		return 0;
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t i = 0; i < b->nr_bits; i++)
 		if (bit_clearable(b, i, idle_ms, sync_start_ms))
 			b->bits[i / 8] &= (uint8_t)~(1u << (i % 8));
-	b->sb.events_cleared = a->events;
+	b->sb.events_cleared = events;
 	b->gen_wanted++;
 	int rc = bitmap_store_now_locked(a, b, true);
 	pthread_mutex_unlock(&b->lock);

@@ -19,8 +19,11 @@
 #     refuses without --force, as md does (array.c array_start);
 #  5. rebuild_drop_unrecorded: case 2 for a member being rebuilt, whose
 #     write fails where its rebuild has passed (array.c
-#     rebuild_target_drop).
-# Cases 3 and 4 stop the daemon at a chosen function with gdb.
+#     rebuild_target_drop);
+#  6. bitmap_clear_degraded: a member failed out while the bitmap daemon
+#     syncs the members before it clears idle bits: the bits stay, as md
+#     clears none while degraded (bitmap.c bitmap_clear_idle).
+# Cases 3, 4 and 6 stop the daemon at a chosen function with gdb.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_root
@@ -221,10 +224,47 @@ rebuild_drop_unrecorded() {
 	echo FAIL; exit 1
 }
 
+# The bitmap daemon clears the bits of idle regions after syncing the
+# members; a member failed out by another thread while it syncs must keep
+# them set (md clears nothing while degraded: they are what a re-add
+# copies). gdb fails role 1 when the daemon syncs its first member.
+bitmap_clear_degraded() {
+	rm -rf "$W"; mkdir -p "$W/mnt"
+	M="$W/m0.img $W/m1.img $W/m2.img"
+	$RAIDFUSE create --level 5 --raid-devices 3 --chunk 64K --size 16M --bitmap-chunk 1M $M >/dev/null || exit 2
+	cat > $W/gdbcmds <<-G
+	set pagination off
+	set breakpoint pending on
+	tbreak member_sync if \$_caller_is("bitmap_clear_idle")
+	commands
+	  silent
+	  up
+	  printf "bitmap_clear_idle syncs: failing role 1\n"
+	  call (int)array_fail_role(a, 1)
+	  continue
+	end
+	run
+	G
+	gdb -q -batch -x $W/gdbcmds --args $RAIDFUSE mount -f $M $W/mnt > $W/gdb.log 2>&1 &
+	for i in $(seq 100); do [ -f $W/mnt/volume.img ] && break; sleep 0.1; done
+	head -c 4M /dev/urandom | dd of=$W/mnt/volume.img bs=1M conv=notrunc,fsync status=none || exit 2
+	for i in $(seq 150); do grep -q "failing role 1" $W/gdb.log && break; sleep 0.1; done
+	grep -q "failing role 1" $W/gdb.log || { cat $W/gdb.log; echo "FAIL: gdb did not stop the bitmap daemon"; exit 1; }
+	sleep 0.5
+	dirty=$(grep -o '"dirty_regions":[0-9]*' $W/mnt/.raidfuse/status.json | cut -d: -f2)
+	degraded=$(grep -o '"degraded":[0-9]*' $W/mnt/.raidfuse/status.json | cut -d: -f2)
+	echo "after the daemon's pass: degraded $degraded, dirty regions $dirty"
+	$RAIDFUSE umount $W/mnt >/dev/null 2>&1; wait
+	[ "$degraded" = 1 ] || { echo "FAIL: role 1 was not failed"; exit 1; }
+	[ "${dirty:-0}" -ge 1 ] && { echo PASS; exit 0; }
+	echo "FAIL: the bitmap was cleared while the array was degraded"; exit 1
+}
+
 run_case band_retry_a band_retry A
 run_case band_retry_b band_retry B
 run_case super_fail super_fail
 run_case bitmap_order bitmap_order
 run_case fail_during_resync fail_during_resync
 run_case rebuild_drop_unrecorded rebuild_drop_unrecorded
+run_case bitmap_clear_degraded bitmap_clear_degraded
 log "PASS"

@@ -55,6 +55,11 @@
 #     rows, unaligned pieces; zeros in the model), scattered writes over
 #     them, more holes, unmount (raid5, raid6): md must read zeros there
 #     and find every row's parity in order.
+#   * md's own metadata 1.0 arrays (a raid1 with a bitmap before its
+#     superblock, a raid5) and a 1.1 raid5 (tests/data/md1x): written and
+#     rebuilt as above onto a blank file 1 MiB larger (the superblock,
+#     and a 1.0 bitmap, lie elsewhere on it than on the others); it must
+#     carry the array's version.
 #   No writes follow a re-add or a resync: a full-row write would recompute
 #   parity and hide a region they missed.
 #   md must assemble them with every member given in its role, clean (no
@@ -131,6 +136,10 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # blank file), A<role> readded, K resynced (crash), X<role> replaced, Z
 # discarded. raid1
 # (written whole) also gets a corrupted control copy (raid1-control).
+# Member size md1x:NAME: not made by raidfuse but md's own metadata 1.0 or
+# 1.1 array NAME of tests/data/md1x, written by raidfuse and rebuilt onto
+# a blank file 1 MiB larger than the member it replaces (a 1.0
+# superblock, and its bitmap, then lie elsewhere on it than on the others).
 SPECS=(
 	"linear             linear 3 -   -                16M,24M,20M -           -"
 	"raid0-64k          0      3 64K -                16M         -           -"
@@ -159,6 +168,9 @@ SPECS=(
 	"raid6-replaced     6      4 64K left-symmetric   8M          -           X2"
 	"raid5-discarded    5      4 64K left-symmetric   16M         -           Z"
 	"raid6-discarded    6      5 4K  left-symmetric   16M         -           Z"
+	"md10-raid1-rebuilt 1      2 -   -                md1x:r1-10  -           F1"
+	"md10-raid5-rebuilt 5      3 16K left-symmetric   md1x:r5-10  -           F0"
+	"md11-raid5-rebuilt 5      3 16K left-symmetric   md1x:r5-11  -           F2"
 )
 if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	sel=()
@@ -170,7 +182,7 @@ if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	SPECS=("${sel[@]}")
 fi
 
-declare -A EXP SIZE LEVEL KIND STALE BOOT BOOT_DEVS CTRL_MM
+declare -A EXP SIZE LEVEL KIND STALE BOOT BOOT_DEVS CTRL_MM HAS_BITMAP
 NAMES=()
 FAILS=()
 note_fail() { FAILS+=("$*"); printf '%s: FAIL: %s\n' "$TEST_NAME" "$*" >&2; }
@@ -321,7 +333,7 @@ lifecycle() {
 	F)	# a blank member rebuilt in place of a failed, removed one;
 		# writes while the rebuild runs (slowed to ~2 s), then after it
 		rfc fail "$old" && rfc remove "$old" || return 1
-		truncate -s "$(stat -c %s "$old")" "$new"
+		truncate -s $(($(stat -c %s "$old") + grow_bytes)) "$new"
 		echo 4000 >"$mnt/.raidfuse/sync_speed_max"
 		rfc add "$new" || return 1
 		more during 30 || return 1
@@ -455,7 +467,7 @@ degraded_repair() {
 prepare() {
 	local name=$1 level=$2 n=$3 chunk=$4 layout=$5 sizes=$6 mopt=$7 miss=$8 repl= op= oprole=
 	local d=$WORK/$name i sz=() members=() present=() cre=() mo=() ro=()
-	local degrepair=
+	local degrepair= grow_bytes=0
 	case $miss in
 	R*) repl=${miss#R} miss=- ;;
 	D*) miss=${miss#D} degrepair=1 ;;
@@ -476,8 +488,19 @@ prepare() {
 	else
 		cre+=(--size "${sz[0]}")
 	fi
-	out=$("$RAIDFUSE" "${cre[@]}" "${members[@]}" 2>&1) ||
-		{ note_fail "$name: raidfuse ${cre[*]} failed: $out"; return 1; }
+	if [[ $sizes == md1x:* ]]; then
+		for ((i = 0; i < n; i++)); do
+			gzip -dc "$TOP_SRCDIR/tests/data/md1x/${sizes#md1x:}.m$i.img.gz" >"${members[i]}" ||
+				{ note_fail "$name: cannot unpack tests/data/md1x/${sizes#md1x:}"; return 1; }
+		done
+		cre=(- "on md's ${sizes#md1x:} (tests/data/md1x)")
+		! grep -qx "${sizes#md1x:} bitmap=none" "$TOP_SRCDIR/tests/data/md1x/manifest.txt" ||
+			HAS_BITMAP[$name]=0
+		grow_bytes=1048576
+	else
+		out=$("$RAIDFUSE" "${cre[@]}" "${members[@]}" 2>&1) ||
+			{ note_fail "$name: raidfuse ${cre[*]} failed: $out"; return 1; }
+	fi
 
 	KIND[$name]=full STALE[$name]=
 	for ((i = 0; i < n; i++)); do
@@ -503,6 +526,14 @@ prepare() {
 	if [ -n "$op" ]; then
 		KIND[$name]=$(case $op in F) echo rebuilt ;; A) echo readded ;; K) echo resynced ;; X) echo replaced ;; Z) echo discarded ;; esac)
 		lifecycle || { "$RAIDFUSE" umount "$mnt" >/dev/null 2>&1; return 1; }
+	fi
+	if [[ $sizes == md1x:* ]]; then
+		# the member rebuilt in place gets the array's superblock version
+		local want_version
+		want_version=$(sed -n "s/^${sizes#md1x:} metadata=//p" "$TOP_SRCDIR/tests/data/md1x/manifest.txt")
+		out=$("$RAIDFUSE" examine "${present[oprole]}" 2>&1 | sed -n 's/^ *Version : //p')
+		[ "$out" = "$want_version" ] ||
+			{ note_fail "$name: the rebuilt member has metadata '$out', the array $want_version"; "$RAIDFUSE" umount "$mnt"; return 1; }
 	fi
 	sha_mnt=$(sha256sum <"$vol" | cut -d' ' -f1)
 	sha_model=$(sha256sum <"$d/model" | cut -d' ' -f1)
@@ -680,7 +711,7 @@ for name in "${NAMES[@]}"; do
 			# every role once; one event count (superblocks and bitmaps);
 			# no recovery_offset (0x2) or replacement (0x10) left
 			o=$(python3 -c 'import sys
-n, roles, ev, fm, rec, bev, bcl = sys.argv[1:]
+n, roles, ev, fm, rec, bev, bcl, has_bitmap = sys.argv[1:]
 roles, ev, fm, rec, bev, bcl = (x.split(",") for x in (roles, ev, fm, rec, bev, bcl))
 bad = []
 if sorted(roles) != sorted(str(i) for i in range(int(n))):
@@ -691,13 +722,16 @@ if any(int(f, 16) & 0x12 for f in fm):
     bad.append("feature_map %s (recovery offset or replacement left)" % ",".join(fm))
 if any(r != "-" for r in rec):
     bad.append("recovery offsets %s" % ",".join(rec))
-if set(bev) != set(ev):
+if has_bitmap == "0":
+    if any(bev + bcl):
+        bad.append("a bitmap (events %s) on an array made without one" % ",".join(bev))
+elif set(bev) != set(ev):
     bad.append("bitmap events %s != superblock events %s" % (",".join(bev), ",".join(ev)))
-if any(int(c) > int(e) for c, e in zip(bcl, bev)):
+elif any(int(c) > int(e) for c, e in zip(bcl, bev)):
     bad.append("bitmap events_cleared %s after its events %s" % (",".join(bcl), ",".join(bev)))
 print("; ".join(bad))' "$(wc -w <<<"${BOOT_DEVS[$name]}")" "$(val "$name" ex_roles)" \
 				"$(val "$name" ex_events)" "$(val "$name" ex_fmap)" "$(val "$name" ex_recovery)" \
-				"$(val "$name" bm_events)" "$(val "$name" bm_cleared)" 2>&1)
+				"$(val "$name" bm_events)" "$(val "$name" bm_cleared)" "${HAS_BITMAP[$name]:-1}" 2>&1)
 			[ -z "$o" ] || bad+=("superblocks as mdadm reads them: $o")
 			[ "$mm" = 0 ] || bad+=("mismatch_cnt=${mm:-none}")
 			;;

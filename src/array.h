@@ -325,6 +325,7 @@ struct array_create_opts {
 	bool want_bitmap;             /* --bitmap internal, said explicitly */
 	uint64_t bitmap_chunk_bytes;  /* --bitmap-chunk; 0 = mdadm's default */
 	bool force;                   /* overwrite members that hold md superblocks */
+	int super_minor;              /* metadata 1.N: 0, 1 or 2 (mdadm's default) */
 };
 int array_create(const char *const *paths, int nr_paths, const struct array_create_opts *opts,
                  char *err, size_t errlen);

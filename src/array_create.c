@@ -1,8 +1,9 @@
 /* array_create.c - making a new array: validate everything first, then
- * create missing member files, zero the members and write md 1.2
- * superblocks. Zeroed data is consistent parity for every level (P and Q
- * of zeros are zeros), so the array is clean from the start without the
- * initial resync md would run. */
+ * create missing member files, zero the members and write md 1.x
+ * superblocks (1.2 unless asked for 1.0 or 1.1), laid out as mdadm's
+ * write_init_super1 lays them out. Zeroed data is consistent parity for
+ * every level (P and Q of zeros are zeros), so the array is clean from the
+ * start without the initial resync md would run. */
 #include "config.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 #define CREATE_DATA_OFFSET_SECTORS 2048u  /* 1 MiB, as mdadm 4.x for small members */
 #define CREATE_BBLOG_OFFSET_SECTORS (BITMAP_OFFSET_SECTORS + 8) /* from the superblock */
 #define CREATE_BBLOG_SECTORS 8u           /* one page: 512 entries, as mdadm */
+#define CREATE_BITMAP_SECTORS 8u          /* the bitmap create writes: 4 KiB */
 _Static_assert(MD_BITMAP_SB_BYTES + BITMAP_ROOM_BITS / 8 <= 8 * SECTOR_BYTES,
                "the bitmap create writes must end before the bad block log");
 #define CREATE_MIN_CHUNK_BYTES (4u * 1024u)
@@ -43,6 +45,57 @@ static int random_fill(uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* Where md's metadata goes on a member of member_sectors, in sectors (the
+ * offsets of the bitmap and the bad block log from the superblock). */
+struct create_layout {
+	uint64_t super_offset;
+	uint64_t data_offset;
+	uint64_t data_sectors;
+	int32_t bitmap_offset;
+	int32_t bblog_offset;
+};
+
+/* mdadm's choose_bm_space: the room 1.0 keeps before its superblock for a
+ * bitmap added later (mdadm --grow --bitmap=internal), by member size. */
+static uint64_t create_bitmap_room_sectors(uint64_t member_sectors)
+{
+	if (member_sectors < 64 * 2)
+		return 0;
+	if (member_sectors - 64 * 2 >= 200ull * 1024 * 1024 * 2)
+		return 128 * 2;
+	if (member_sectors - 4 * 2 > 8ull * 1024 * 1024 * 2)
+		return 64 * 2;
+	return 4 * 2;
+}
+
+/* As mdadm's write_init_super1: 1.1 and 1.2 keep the superblock at 0 or
+ * 4 KiB, the bitmap 4 KiB after it, the bad block log after the bitmap
+ * and the data from 1 MiB; 1.0 keeps the superblock 8 to 12 KiB before
+ * the end, the bitmap and the log just before it, the data from 0. */
+static struct create_layout create_layout_for(int super_minor, uint64_t member_sectors,
+                                              bool bitmap)
+{
+	struct create_layout l;
+
+	memset(&l, 0, sizeof(l));
+	if (super_minor == 0) {
+		l.super_offset = member_super1_offset_sectors(0, member_sectors);
+		l.bblog_offset = -(int32_t)CREATE_BBLOG_SECTORS;
+		l.bitmap_offset = bitmap ? l.bblog_offset - (int32_t)CREATE_BITMAP_SECTORS : 0;
+		uint64_t reserved = CREATE_BBLOG_SECTORS +
+		                    (bitmap ? CREATE_BITMAP_SECTORS
+		                            : create_bitmap_room_sectors(member_sectors));
+		l.data_sectors = l.super_offset > reserved ? l.super_offset - reserved : 0;
+		return l;
+	}
+	l.super_offset = member_super1_offset_sectors(super_minor, member_sectors);
+	l.data_offset = CREATE_DATA_OFFSET_SECTORS;
+	l.data_sectors = member_sectors > l.data_offset ? member_sectors - l.data_offset : 0;
+	l.bitmap_offset = bitmap ? BITMAP_OFFSET_SECTORS : 0;
+	l.bblog_offset = CREATE_BBLOG_OFFSET_SECTORS;
+	return l;
+}
+
 /* An empty bad block log (md ends the list at the first all-ones entry;
  * zeros would read as entries of no length, which md refuses). */
 static int create_empty_bblog(struct member *m)
@@ -50,7 +103,7 @@ static int create_empty_bblog(struct member *m)
 	uint8_t log[CREATE_BBLOG_SECTORS * SECTOR_BYTES];
 	memset(log, 0xff, sizeof(log));
 	return member_pwrite_abs(m, log, sizeof(log),
-	                         (uint64_t)(m->sb.super_offset + CREATE_BBLOG_OFFSET_SECTORS) *
+	                         (uint64_t)((int64_t)m->sb.super_offset + m->sb.bblog_offset) *
 	                                 SECTOR_BYTES);
 }
 
@@ -70,6 +123,9 @@ static int create_check_args(const struct raid_level_ops *ops, int nr_paths,
 	if (nr_paths > RAID_MAX_MEMBERS)
 		return errmsg_fail(-EINVAL, err, errlen, "at most %d members are supported",
 		                   RAID_MAX_MEMBERS);
+	if (opts->super_minor < 0 || opts->super_minor > 2)
+		return errmsg_fail(-EINVAL, err, errlen, "metadata 1.%d does not exist (1.0, 1.1 "
+		                   "or 1.2)", opts->super_minor);
 	if (ops->uses_chunk) {
 		uint32_t c = opts->chunk_bytes;
 		if (c & (c - 1))
@@ -258,13 +314,16 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 	sb.feature_map = ops->create_feature_map;
 	sb.chunksize = ops->uses_chunk ? opts->chunk_bytes / SECTOR_BYTES : 0;
 	sb.raid_disks = (uint32_t)opts->raid_disks;
-	sb.data_offset = CREATE_DATA_OFFSET_SECTORS;
-	sb.super_offset = MD_SB_V12_OFFSET_SECTORS;
-	/* Room for md's bad block log where mdadm's write_init_super1 puts
-	 * it: after the 4 KiB kept for the bitmap (which create never lets
-	 * grow past it). Empty: md (or a raidfuse rebuild) logs there the
-	 * sectors it cannot write or rebuild, instead of failing a member. */
-	sb.bblog_offset = CREATE_BBLOG_OFFSET_SECTORS;
+	bool bitmap = ops->bitmap_capable && !opts->no_bitmap;
+	/* The offsets each member gets from create_layout_for; these are
+	 * the same on every member. Room for md's bad block log where
+	 * mdadm's write_init_super1 puts it, next to the 4 KiB kept for the
+	 * bitmap (which create never lets grow past it). Empty: md (or a
+	 * raidfuse rebuild) logs there the sectors it cannot write or
+	 * rebuild, instead of failing a member. */
+	struct create_layout common = create_layout_for(opts->super_minor, 0, bitmap);
+	sb.data_offset = common.data_offset;
+	sb.bblog_offset = common.bblog_offset;
 	sb.bblog_size = CREATE_BBLOG_SECTORS;
 	sb.bblog_shift = 0;
 	sb.max_dev = MD_SB_DEFAULT_MAX_DEV;
@@ -292,7 +351,10 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		goto out;
 	uint64_t smallest = UINT64_MAX;
 	for (int i = 0; i < nr_paths; i++) {
-		uint64_t data_bytes = member_bytes[i] - CREATE_DATA_OFFSET_SECTORS * SECTOR_BYTES;
+		uint64_t data_bytes =
+		        create_layout_for(opts->super_minor, member_bytes[i] / SECTOR_BYTES, bitmap)
+		                .data_sectors *
+		        SECTOR_BYTES;
 		geo.member_bytes[i] = ops->usable_dev_bytes(&geo, data_bytes);
 		if (geo.member_bytes[i] < smallest)
 			smallest = geo.member_bytes[i];
@@ -305,9 +367,9 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 	ops->geometry_free(priv);
 	sb.size = geo.dev_bytes / SECTOR_BYTES;
 	uint64_t bitmap_chunk = 0, sync_bytes = raid_level_sync_bytes(ops, &geo);
-	if (ops->bitmap_capable && !opts->no_bitmap) {
+	if (bitmap) {
 		sb.feature_map |= MD_FEATURE_BITMAP_OFFSET;
-		sb.bitmap_offset = BITMAP_OFFSET_SECTORS;
+		sb.bitmap_offset = common.bitmap_offset;
 		rc = bitmap_pick_chunk(sync_bytes, opts->bitmap_chunk_bytes, &bitmap_chunk, err,
 		                       errlen);
 		if (rc < 0)
@@ -330,16 +392,32 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 
 	for (int i = 0; i < nr_paths; i++) {
 		struct member *m = &members[i];
+		/* 1.0 keeps its superblock at the true end of the member, past
+		 * --size if the file is longer (md finds it only there): that
+		 * tail, bitmap and log included, is zeroed too. */
+		uint64_t layout_sectors = opts->super_minor == 0 ? m->file_bytes / SECTOR_BYTES
+		                                                 : member_bytes[i] / SECTOR_BYTES;
+		struct create_layout layout = create_layout_for(opts->super_minor, layout_sectors,
+		                                                bitmap);
 		rc = member_zero_abs(m, 0, member_bytes[i]);
+		if (rc == 0 && opts->super_minor == 0) {
+			int64_t lowest = layout.bblog_offset;
+			if (bitmap && layout.bitmap_offset < lowest)
+				lowest = layout.bitmap_offset;
+			uint64_t tail_bytes = (uint64_t)((int64_t)layout.super_offset + lowest) *
+			                      SECTOR_BYTES;
+			rc = member_zero_abs(m, tail_bytes, m->file_bytes - tail_bytes);
+		}
 		if (rc < 0) {
 			errmsg_set(err, errlen, "%s: cannot zero the member: %s", m->path,
 			           strerror(-rc));
 			goto out;
 		}
 		m->sb = sb;
-		m->super_minor = 2;
+		m->super_minor = opts->super_minor;
 		m->sb.dev_number = (uint32_t)i;
-		m->sb.data_size = (member_bytes[i] / SECTOR_BYTES) - CREATE_DATA_OFFSET_SECTORS;
+		m->sb.super_offset = layout.super_offset;
+		m->sb.data_size = layout.data_sectors;
 		rc = random_fill(m->sb.device_uuid, sizeof(m->sb.device_uuid));
 		if (rc == 0)
 			rc = member_super_store(m);

@@ -20,7 +20,8 @@ static void create_usage(FILE *out)
 	fprintf(out,
 	        "Usage: raidfuse create --level L --raid-devices N [--chunk SIZE] [--layout NAME]\n"
 	        "                       [--name NAME] [--size SIZE] [--bitmap internal|none]\n"
-	        "                       [--bitmap-chunk SIZE] [--force] MEMBER...\n"
+	        "                       [--bitmap-chunk SIZE] [--metadata 1.0|1.1|1.2] [--force]\n"
+	        "                       MEMBER...\n"
 	        "  -l, --level L          linear (jbod), 0, 1, 10, 5 or 6\n"
 	        "  -n, --raid-devices N   number of members (must match the members named)\n"
 	        "  -c, --chunk SIZE       chunk size, a power of two from 4K to 1M (default 512K);\n"
@@ -40,7 +41,11 @@ static void create_usage(FILE *out)
 	        "      --bitmap-chunk SIZE  bytes one bitmap bit covers (of each member; of the\n"
 	        "                         volume for raid10, as in md), a power of two from 4K\n"
 	        "                         to 2G (default 64M as in mdadm, more above 512 GiB);\n"
-	        "                         a bare number is KiB\n");
+	        "                         a bare number is KiB\n"
+	        "  -e, --metadata VER     md superblock version: 1.2 (default: 4 KiB from the\n"
+	        "                         start), 1.1 (at the start) or 1.0 (at the end, data\n"
+	        "                         from sector 0: what bootloaders and some NAS firmwares\n"
+	        "                         read)\n");
 }
 
 int cmd_create(int argc, char **argv)
@@ -55,6 +60,7 @@ int cmd_create(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "bitmap", required_argument, NULL, 'b' },
 		{ "bitmap-chunk", required_argument, NULL, 'B' },
+		{ "metadata", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -67,8 +73,9 @@ int cmd_create(int argc, char **argv)
 
 	memset(&opts, 0, sizeof(opts));
 	opts.raid_disks = -1;
+	opts.super_minor = 2;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:n:c:p:N:z:fb:h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:n:c:p:N:z:fb:e:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			level_text = optarg;
@@ -129,6 +136,24 @@ int cmd_create(int argc, char **argv)
 			    opts.bitmap_chunk_bytes == 0) {
 				cli_error("create", "--bitmap-chunk '%s' is not a size (e.g. 64M)",
 				          optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'e':
+			/* mdadm's spellings: 1.0 or 1.00, 1.1 or 1.01, 1.2, 1.02 or
+			 * default. */
+			if (strcmp(optarg, "1.0") == 0 || strcmp(optarg, "1.00") == 0) {
+				opts.super_minor = 0;
+			} else if (strcmp(optarg, "1.1") == 0 || strcmp(optarg, "1.01") == 0) {
+				opts.super_minor = 1;
+			} else if (strcmp(optarg, "1.2") == 0 || strcmp(optarg, "1.02") == 0 ||
+			           strcmp(optarg, "default") == 0) {
+				opts.super_minor = 2;
+			} else {
+				cli_error("create", "--metadata '%s': raidfuse writes md metadata 1.0, "
+				          "1.1 or 1.2%s", optarg,
+				          strncmp(optarg, "0.9", 3) == 0 || strcmp(optarg, "0") == 0
+				                  ? " (not 0.90, md's legacy format)" : "");
 				return CLI_EXIT_USAGE;
 			}
 			break;

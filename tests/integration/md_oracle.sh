@@ -136,6 +136,7 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # blank file), A<role> readded, K resynced (crash), X<role> replaced, Z
 # discarded. raid1
 # (written whole) also gets a corrupted control copy (raid1-control).
+# A name with -meta1.N: made with raidfuse create --metadata 1.N.
 # Member size md1x:NAME: not made by raidfuse but md's own metadata 1.0 or
 # 1.1 array NAME of tests/data/md1x, written by raidfuse and rebuilt onto
 # a blank file 1 MiB larger than the member it replaces (a 1.0
@@ -154,6 +155,7 @@ SPECS=(
 	"raid5-ra-64k       5      3 64K right-asymmetric 17000K      -           -"
 	"raid5-ls-4k        5      3 4K  left-symmetric   16M         --direct-io -"
 	"raid5-rs-1m        5      4 1M  right-symmetric  20M         -           -"
+	"raid5-meta1.1      5      3 64K left-symmetric   16M         -           -"
 	"raid5-ls-64k-deg   5      4 64K left-symmetric   16M         -           1"
 	"raid6-64k-deg      6      5 64K left-symmetric   16M         -           2"
 	"raid6-deg-repaired 6      5 64K left-symmetric   16M         -           D1"
@@ -171,6 +173,7 @@ SPECS=(
 	"md10-raid1-rebuilt 1      2 -   -                md1x:r1-10  -           F1"
 	"md10-raid5-rebuilt 5      3 16K left-symmetric   md1x:r5-10  -           F0"
 	"md11-raid5-rebuilt 5      3 16K left-symmetric   md1x:r5-11  -           F2"
+	"raid6-meta1.0-rebuilt 6   4 64K left-symmetric   8M          -           F1"
 )
 if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	sel=()
@@ -483,6 +486,7 @@ prepare() {
 	[ "$chunk" = - ] || cre+=(--chunk "$chunk")
 	[ "$layout" = - ] || cre+=(--layout "$layout")
 	[ -z "$op" ] || cre+=(--bitmap-chunk 256K)   # regions small enough to re-add or resync
+	[[ ! $name =~ -meta(1\.[012]) ]] || cre+=(--metadata "${BASH_REMATCH[1]}")
 	if [ ${#sz[@]} -gt 1 ]; then
 		for ((i = 0; i < n; i++)); do truncate -s "${sz[i]}" "${members[i]}"; done
 	else

@@ -12,10 +12,14 @@
 #     after umount, verify finds 0, the volume reads back the model after
 #     a remount, and mdadm --examine of every member finds the checksum
 #     correct, the version kept and the bitmap (which mdadm drops from the
-#     feature map when it cannot find it where the superblock says) there.
+#     feature map when it cannot find it where the superblock says) there;
+#  3. raidfuse create --metadata 1.0 and 1.1: laid out as mdadm lays them
+#     out (mdadm --examine), a member longer than --size keeps its 1.0
+#     superblock at its true end; fio verify; a kill mid-write is resynced
+#     from the bitmap; verify 0; mdadm -X reads the bitmap.
 . "$(dirname "$0")/lib.sh"
 require_fuse
-require_cmd mdadm gzip sha256sum python3
+require_cmd mdadm gzip sha256sum python3 fio losetup
 
 DATA=$TOP_SRCDIR/tests/data/md1x
 [ -f "$DATA/manifest.txt" ] || fail "no $DATA/manifest.txt"
@@ -100,5 +104,73 @@ PY
 	cmp mnt/volume.img model.img || fail "$a: the volume differs from the model after a remount"
 	rf_umount mnt
 	log "ok: $a (metadata $version): written, a member replaced by a larger blank one and rebuilt; mdadm agrees"
+done
+
+# --- 3. raidfuse create --metadata 1.0 and 1.1 -----------------------------
+# mdadm --examine reads the layout mdadm itself writes (1.0: superblock 8 to
+# 12 KiB before the end, bitmap 16 and bad block log 8 sectors before it,
+# data from 0; 1.1: superblock at 0, bitmap 8 sectors after, log at 16,
+# data from 1 MiB); a kill mid-write is resynced from the bitmap; verify 0.
+sb10() { echo $(( ($1 / 512 - 16) / 8 * 8 )); }
+rc=0
+"$RAIDFUSE" create --metadata 0.90 --level 1 --raid-devices 2 --size 8M old0 old1 >old.out 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "not 0.90" old.out && [ ! -e old0 ] ||
+	fail "create --metadata 0.90: exit $rc, $(cat old.out)"
+for v in 1.0 1.1; do
+	d=create-$v
+	mkdir -p "$d"
+	truncate -s 40M "$d/big.img" # longer than --size: a 1.0 superblock goes at its true end
+	"$RAIDFUSE" create --metadata "$v" --level 5 --raid-devices 3 --chunk 16K --size 24M \
+		--bitmap-chunk 1M "$d/big.img" "$d/m1.img" "$d/m2.img" >create.out 2>&1 ||
+		fail "create --metadata $v: $(cat create.out)"
+	for m in "$d"/big.img "$d"/m1.img "$d"/m2.img; do
+		mdadm --examine "$m" >md.out 2>&1 || fail "$v: mdadm --examine $m: $(cat md.out)"
+		grep -q "Version : $v\$" md.out && grep -q "Checksum : .* - correct" md.out &&
+			grep -q "Feature Map : 0x1\$" md.out || fail "$v: mdadm --examine $m: $(cat md.out)"
+		if [ "$v" = 1.0 ]; then
+			sb=$(sb10 "$(stat -c %s "$m")")
+			grep -q "Super Offset : $sb sectors" md.out && grep -q "Avail Dev Size : $((sb - 16)) " md.out &&
+				grep -q "Internal Bitmap : -16 sectors" md.out &&
+				grep -q "Bad Block Log : 512 entries available at offset -8 sectors" md.out ||
+				fail "$v: $m is not laid out as mdadm lays out 1.0: $(cat md.out)"
+			! grep -q "Data Offset" md.out || fail "$v: $m has a data offset: $(cat md.out)"
+		else
+			grep -q "Super Offset : 0 sectors" md.out && grep -q "Data Offset : 2048 sectors" md.out &&
+				grep -q "Internal Bitmap : 8 sectors" md.out &&
+				grep -q "Bad Block Log : 512 entries available at offset 16 sectors" md.out ||
+				fail "$v: $m is not laid out as mdadm lays out 1.1: $(cat md.out)"
+		fi
+		# the data md uses is what --size 24M leaves, on the longer one too
+		used=$(sed -n 's/^ *Used Dev Size : \([0-9]*\).*/\1/p' md.out)
+		[ "$v" != 1.0 ] || [ "$m" != "$d/big.img" ] || [ "$used" = $(( ($(sb10 $((24 << 20))) - 16) / 32 * 32 )) ] ||
+			fail "$v: $m: used size '$used' is not what --size 24M leaves: $(cat md.out)"
+	done
+	rf_mount "$d/big.img" "$d/m1.img" "$d/m2.img" mnt
+	"$RAIDFUSE" status mnt | grep -q "super $v," || fail "$v: status does not say super $v"
+	fio --name=v --filename=mnt/volume.img --rw=randwrite --bs=4k-64k --size=16M --ioengine=psync \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 --output=fio.out >/dev/null 2>&1 ||
+		fail "$v: fio verify: $(cat fio.out)"
+	sha4=$(head -c 4M mnt/volume.img | sha256sum)
+	dd if=/dev/urandom of=mnt/volume.img bs=64K count=64 seek=64 conv=notrunc status=none &
+	sleep 0.2
+	rf_kill mnt
+	wait
+	rf_mount "$d/big.img" "$d/m1.img" "$d/m2.img" mnt
+	grep -q "not stopped cleanly: resyncing the [0-9]* of [0-9]* regions" mnt/.raidfuse/log ||
+		fail "$v: no bitmap resync after the kill: $(cat mnt/.raidfuse/log)"
+	"$RAIDFUSE" wait mnt >/dev/null || fail "$v: the resync"
+	[ "$(head -c 4M mnt/volume.img | sha256sum)" = "$sha4" ] ||
+		fail "$v: the first 4 MiB (written and fsynced by fio, not written since) changed"
+	rf_umount mnt
+	"$RAIDFUSE" verify "$d/big.img" "$d/m1.img" "$d/m2.img" | grep -q "mismatch_cnt: 0" ||
+		fail "$v: verify after the resync"
+	loop=$(losetup -rf --show "$d/m1.img") || fail "losetup"
+	track_loop "$loop"
+	mdadm -X "$loop" >bm.out 2>&1 || fail "$v: mdadm -X: $(cat bm.out)"
+	losetup -d "$loop"
+	ev=$(sed -n 's/^ *Events : //p' <(mdadm --examine "$d/m1.img"))
+	grep -q "Events : $ev\$" bm.out && grep -q "Chunksize : 1 MB" bm.out ||
+		fail "$v: mdadm -X does not read the bitmap as the superblock (events $ev) says: $(cat bm.out)"
+	log "ok: create --metadata $v: laid out as mdadm does, fio verify, resync after a kill, verify 0, mdadm -X"
 done
 log "PASS"

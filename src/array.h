@@ -325,7 +325,12 @@ struct array_create_opts {
 	bool want_bitmap;             /* --bitmap internal, said explicitly */
 	uint64_t bitmap_chunk_bytes;  /* --bitmap-chunk; 0 = mdadm's default */
 	bool force;                   /* overwrite members that hold md superblocks */
-	int super_minor;              /* metadata 1.N: 0, 1 or 2 (mdadm's default) */
+	enum array_metadata {         /* --metadata: 1.2 unless said (zeroed opts too) */
+		ARRAY_METADATA_DEFAULT,
+		ARRAY_METADATA_1_0,
+		ARRAY_METADATA_1_1,
+		ARRAY_METADATA_1_2,
+	} metadata;
 };
 int array_create(const char *const *paths, int nr_paths, const struct array_create_opts *opts,
                  char *err, size_t errlen);

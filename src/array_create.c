@@ -123,9 +123,9 @@ static int create_check_args(const struct raid_level_ops *ops, int nr_paths,
 	if (nr_paths > RAID_MAX_MEMBERS)
 		return errmsg_fail(-EINVAL, err, errlen, "at most %d members are supported",
 		                   RAID_MAX_MEMBERS);
-	if (opts->super_minor < 0 || opts->super_minor > 2)
-		return errmsg_fail(-EINVAL, err, errlen, "metadata 1.%d does not exist (1.0, 1.1 "
-		                   "or 1.2)", opts->super_minor);
+	if (opts->metadata > ARRAY_METADATA_1_2)
+		return errmsg_fail(-EINVAL, err, errlen, "unknown metadata version %d (1.0, 1.1 "
+		                   "or 1.2)", (int)opts->metadata);
 	if (ops->uses_chunk) {
 		uint32_t c = opts->chunk_bytes;
 		if (c & (c - 1))
@@ -290,6 +290,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 	rc = create_check_args(ops, nr_paths, opts, err, errlen);
 	if (rc < 0)
 		return rc;
+	int super_minor = opts->metadata == ARRAY_METADATA_DEFAULT ? 2 : (int)opts->metadata - 1;
 	members = calloc((size_t)nr_paths, sizeof(*members));
 	created = calloc((size_t)nr_paths, sizeof(*created));
 	to_create = calloc((size_t)nr_paths, sizeof(*to_create));
@@ -321,7 +322,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 	 * bitmap (which create never lets grow past it). Empty: md (or a
 	 * raidfuse rebuild) logs there the sectors it cannot write or
 	 * rebuild, instead of failing a member. */
-	struct create_layout common = create_layout_for(opts->super_minor, 0, bitmap);
+	struct create_layout common = create_layout_for(super_minor, 0, bitmap);
 	sb.data_offset = common.data_offset;
 	sb.bblog_offset = common.bblog_offset;
 	sb.bblog_size = CREATE_BBLOG_SECTORS;
@@ -352,7 +353,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 	uint64_t smallest = UINT64_MAX;
 	for (int i = 0; i < nr_paths; i++) {
 		uint64_t data_bytes =
-		        create_layout_for(opts->super_minor, member_bytes[i] / SECTOR_BYTES, bitmap)
+		        create_layout_for(super_minor, member_bytes[i] / SECTOR_BYTES, bitmap)
 		                .data_sectors *
 		        SECTOR_BYTES;
 		geo.member_bytes[i] = ops->usable_dev_bytes(&geo, data_bytes);
@@ -395,12 +396,12 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		/* 1.0 keeps its superblock at the true end of the member, past
 		 * --size if the file is longer (md finds it only there): that
 		 * tail, bitmap and log included, is zeroed too. */
-		uint64_t layout_sectors = opts->super_minor == 0 ? m->file_bytes / SECTOR_BYTES
+		uint64_t layout_sectors = super_minor == 0 ? m->file_bytes / SECTOR_BYTES
 		                                                 : member_bytes[i] / SECTOR_BYTES;
-		struct create_layout layout = create_layout_for(opts->super_minor, layout_sectors,
+		struct create_layout layout = create_layout_for(super_minor, layout_sectors,
 		                                                bitmap);
 		rc = member_zero_abs(m, 0, member_bytes[i]);
-		if (rc == 0 && opts->super_minor == 0) {
+		if (rc == 0 && super_minor == 0) {
 			int64_t lowest = layout.bblog_offset;
 			if (bitmap && layout.bitmap_offset < lowest)
 				lowest = layout.bitmap_offset;
@@ -414,7 +415,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 			goto out;
 		}
 		m->sb = sb;
-		m->super_minor = opts->super_minor;
+		m->super_minor = super_minor;
 		m->sb.dev_number = (uint32_t)i;
 		m->sb.super_offset = layout.super_offset;
 		m->sb.data_size = layout.data_sectors;

@@ -73,7 +73,6 @@ int cmd_create(int argc, char **argv)
 
 	memset(&opts, 0, sizeof(opts));
 	opts.raid_disks = -1;
-	opts.super_minor = 2;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "l:n:c:p:N:z:fb:e:h", long_opts, NULL)) != -1) {
 		switch (opt) {
@@ -143,12 +142,12 @@ int cmd_create(int argc, char **argv)
 			/* mdadm's spellings: 1.0 or 1.00, 1.1 or 1.01, 1.2, 1.02 or
 			 * default. */
 			if (strcmp(optarg, "1.0") == 0 || strcmp(optarg, "1.00") == 0) {
-				opts.super_minor = 0;
+				opts.metadata = ARRAY_METADATA_1_0;
 			} else if (strcmp(optarg, "1.1") == 0 || strcmp(optarg, "1.01") == 0) {
-				opts.super_minor = 1;
+				opts.metadata = ARRAY_METADATA_1_1;
 			} else if (strcmp(optarg, "1.2") == 0 || strcmp(optarg, "1.02") == 0 ||
 			           strcmp(optarg, "default") == 0) {
-				opts.super_minor = 2;
+				opts.metadata = ARRAY_METADATA_1_2;
 			} else {
 				cli_error("create", "--metadata '%s': raidfuse writes md metadata 1.0, "
 				          "1.1 or 1.2%s", optarg,

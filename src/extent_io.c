@@ -34,6 +34,29 @@ static uint64_t extent_sync_off(const struct raid_array *a, uint64_t off,
 	return a->ops->sync_by_array_bytes ? off : ext->copies[0].member_off_bytes;
 }
 
+/* The sectors md's check counts where other differs from first, len bytes
+ * of the volume at off: 8 per 4 KiB page that differs, or, for a level
+ * whose md code counts its resync block (raid1, raid10), that block's
+ * sectors once. (md's raid10 also ends a block at a bitmap chunk's end:
+ * with bitmap chunks under 64 KiB its count can be lower than this.) */
+static uint64_t extent_mismatch_sectors(const struct raid_array *a, uint64_t off,
+                                        const char *first, const char *other, size_t len)
+{
+	const size_t page = 4096;
+	uint64_t block = a->ops->mismatch_block_bytes;
+	uint64_t sectors = 0;
+
+	for (size_t done = 0; done < len;) {
+		size_t n = block ? (size_t)(block - (off + done) % block) : page;
+		if (n > len - done)
+			n = len - done;
+		if (memcmp(first + done, other + done, n) != 0)
+			sectors += block ? (n + SECTOR_BYTES - 1) / SECTOR_BYTES : page / SECTOR_BYTES;
+		done += n;
+	}
+	return sectors;
+}
+
 /* Copy m of role failed to read at member offset at: write the good
  * bytes back (md's read-error handling); only if that write fails too is
  * its member failed. The region is marked in the bitmap meanwhile: a
@@ -394,7 +417,7 @@ int extent_io_resync(struct raid_array *a, uint64_t sync_lo, uint64_t sync_hi)
 
 int extent_io_check(struct raid_array *a, uint64_t *mismatch_sectors)
 {
-	const size_t page = 4096, step = 256 * 1024;
+	const size_t step = 256 * 1024;
 	char *first = parity_buf_alloc(step), *other = parity_buf_alloc(step);
 	int rc = 0;
 
@@ -422,11 +445,7 @@ int extent_io_check(struct raid_array *a, uint64_t *mismatch_sectors)
 				have_first = true;
 				continue;
 			}
-			for (size_t at = 0; at < len; at += page) {
-				size_t n = len - at < page ? len - at : page;
-				if (memcmp(first + at, other + at, n) != 0)
-					*mismatch_sectors += page / SECTOR_BYTES;
-			}
+			*mismatch_sectors += extent_mismatch_sectors(a, off, first, other, len);
 		}
 		off += len;
 	}
@@ -674,9 +693,7 @@ struct extent_compare {
 };
 
 /* Compare every copy of one extent with the first copy that reads,
- * counting 8 sectors per mismatched 4 KiB page, as md's raid5 counts a
- * stripe (md's raid1/raid10 count their whole resync block, up to 128
- * sectors, per copy that differs: raidfuse's count is finer); repair writes
+ * counting as md does (extent_mismatch_sectors); repair writes
  * that copy over each copy that differs. A copy that cannot be read (an
  * I/O error, a sector in md's bad block log) is mended from it, in check
  * too, as md's sync does. Copies on missing members are passed over, as
@@ -759,13 +776,9 @@ static int extent_scrub_extent(struct raid_array *a, uint64_t off, const struct 
 		}
 		if (rc < 0)
 			return rc;
-		for (size_t done = 0; done < len; done += page) {
-			size_t n = len - done < page ? len - done : page;
-			if (memcmp(s->first + done, s->other + done, n) != 0) {
-				*cmp->mismatch_sectors += page / SECTOR_BYTES;
-				differs = true;
-			}
-		}
+		uint64_t sectors = extent_mismatch_sectors(a, off, s->first, s->other, len);
+		*cmp->mismatch_sectors += sectors;
+		differs = sectors > 0;
 		if (differs && cmp->repair) {
 			/* Marked, so that a crash mid-rewrite is resynced. */
 			uint64_t sync_off = extent_sync_off(a, off, ext);

@@ -73,6 +73,10 @@ struct raid_level_ops {
 	 * (raid1; md's other levels keep the flag and ignore it). */
 	bool honours_write_mostly;
 	int max_parity;                          /* parity chunks per row (0, 1, 2) */
+	/* What md's check counts where a copy differs: the whole resync
+	 * block it compared (raid1: 64 KiB, bytes of the volume), or 0 for a
+	 * 4 KiB page (8 sectors), as md's raid5/6 count a stripe. */
+	uint32_t mismatch_block_bytes;
 
 	/* Check layout and chunk, compute geo->array_bytes, and build any
 	 * private tables (raid0 zones). Returns 0 or -EINVAL with err set to a

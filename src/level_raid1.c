@@ -73,6 +73,7 @@ const struct raid_level_ops raid_level_raid1 = {
 	.uses_chunk = false,
 	.honours_write_mostly = true,
 	.max_parity = 0,
+	.mismatch_block_bytes = 64 * 1024, /* md's RESYNC_BLOCK_SIZE: r1_bio->sectors */
 	.geometry_init = raid1_geometry_init,
 	.geometry_free = raid1_geometry_free,
 	.usable_dev_bytes = raid1_usable_dev_bytes,

@@ -296,6 +296,8 @@ const struct raid_level_ops raid_level_raid10 = {
 	.sync_by_array_bytes = true,
 	.uses_chunk = true,
 	.max_parity = 0,
+	/* md's r10_bio: 64 KiB, and no more than the chunk (extents end there) */
+	.mismatch_block_bytes = 64 * 1024,
 	.geometry_init = raid10_geometry_init,
 	.geometry_free = raid10_geometry_free,
 	.usable_dev_bytes = raid10_usable_dev_bytes,

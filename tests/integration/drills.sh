@@ -25,7 +25,8 @@
 # and Q) or a second mirror copy (raid1, raid10) in the member files while
 # unmounted (offline verify counts it and exits 1); remount (verify now
 # refuses: the members are locked); check: mismatch_cnt is exactly what md
-# counts (8 sectors per 4 KiB page), the members are not written and
+# counts (8 sectors per 4 KiB page of parity, a mirror's whole 64 KiB
+# resync block once per copy that differs), the members are not written and
 # volume.img is unchanged; repair (writes only the bad rows' parity or the
 # bad copies); check: 0; umount; verify: 0; every member's data area equals
 # its bytes before the corruption: the corrupted pages are restored and the
@@ -623,11 +624,12 @@ scrub_drill 5 4 24 "2:$((5 * C + 8192)):4096" "1:$((10 * C + 4096 * 5)):8192"
 # raid6 left-symmetric, 5 members: P on role 4-(r%5), Q on the next one.
 # Row 3: P on role 1; row 7: Q on role 3 (P on 2); one page each.
 scrub_drill 6 5 16 "1:$((3 * C)):4096" "3:$((7 * C + 4096 * 15)):4096"
-# raid1: the second copy (the first is what repair copies from).
-scrub_drill 1 2 16 "1:$((3 * MIB + 4096)):8192"
+# raid1: the second copy (the first is what repair copies from); two pages
+# of one 64 KiB block: md counts the block once, 128 sectors.
+scrub_drill 1 2 128 "1:$((3 * MIB + 4096)):8192"
 # raid10 n2, 4 members: chunk k on roles 2k%4 and 2k%4+1 at member chunk k/2.
 # Chunk 5: roles 2 and 3 at member chunk 2; corrupt role 3's copy.
-scrub_drill 10 4 8 "3:$((2 * C + 4096)):4096"
+scrub_drill 10 4 128 "3:$((2 * C + 4096)):4096"
 
 # raid6: a corrupted DATA chunk is blamed on its member by check.
 # Row 12: P on role 2, Q on 3, data on roles 4, 0, 1; corrupt role 0.

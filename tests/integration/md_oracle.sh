@@ -27,8 +27,10 @@
 #     check (0); md's degraded check then finds 0, and a control copy of
 #     the members taken before the repair (raid6-deg-repaired-control)
 #     must give md the mismatch_cnt raidfuse's repair counted;
-#   * a control copy of raid1 with one flipped byte must give mismatch_cnt > 0
-#     (proves that check really ran and would catch an error);
+#   * a control copy of raid1 and of a raid10 with three flipped bytes must
+#     give mismatch_cnt > 0 (proves that check really ran and would catch an
+#     error), and the count raidfuse's verify gives (md counts a 64 KiB
+#     resync block once);
 #   * an array stopped in the middle of a raidfuse "replace" (the copy marked
 #     with md's MD_FEATURE_REPLACEMENT): md takes both the member and its
 #     replacement, resumes the copy (sync_action recover), reads the same
@@ -134,8 +136,8 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # that role, Q garbled and repaired by raidfuse (see the header). Life-cycle cases (see the
 # header): F<role> rebuilt (that role's member failed and rebuilt onto a
 # blank file), A<role> readded, K resynced (crash), X<role> replaced, Z
-# discarded. raid1
-# (written whole) also gets a corrupted control copy (raid1-control).
+# discarded. raid1 and raid10-n2-64k-3dev (written whole) also get a
+# corrupted control copy (NAME-control).
 # A name with -meta1.N: made with raidfuse create --metadata 1.N.
 # Member size md1x:NAME: not made by raidfuse but md's own metadata 1.0 or
 # 1.1 array NAME of tests/data/md1x, written by raidfuse and rebuilt onto
@@ -148,14 +150,13 @@ SPECS=(
 	"raid1              1      2 -   -                16M         -           -"
 	"raid10-n2-64k      10     4 64K n2               16M         -           -"
 	"raid10-n2-64k-3dev 10     3 64K n2               16M         -           -"
-	"raid10-f2-64k      10     4 64K f2               16M         -           -"
 	"raid10-o2-64k-3dev 10     3 64K o2               16M         -           -"
+	"raid10-f2-64k      10     4 64K f2               16M         -           -"
 	"raid6-64k          6      5 64K left-symmetric   16M         -           -"
 	"raid5-ls-64k       5      4 64K left-symmetric   16M         -           -"
 	"raid5-ra-64k       5      3 64K right-asymmetric 17000K      -           -"
 	"raid5-ls-4k        5      3 4K  left-symmetric   16M         --direct-io -"
 	"raid5-rs-1m        5      4 1M  right-symmetric  20M         -           -"
-	"raid5-meta1.1      5      3 64K left-symmetric   16M         -           -"
 	"raid5-ls-64k-deg   5      4 64K left-symmetric   16M         -           1"
 	"raid6-64k-deg      6      5 64K left-symmetric   16M         -           2"
 	"raid6-deg-repaired 6      5 64K left-symmetric   16M         -           D1"
@@ -167,6 +168,7 @@ SPECS=(
 	"raid5-readded      5      3 64K left-symmetric   8M          -           A2"
 	"raid5-resynced     5      3 64K left-symmetric   8M          -           K"
 	"raid6-resynced     6      4 64K left-symmetric   8M          -           K"
+	"raid5-meta1.1      5      3 64K left-symmetric   16M         -           -"
 	"raid6-replaced     6      4 64K left-symmetric   8M          -           X2"
 	"raid5-discarded    5      4 64K left-symmetric   16M         -           Z"
 	"raid6-discarded    6      5 4K  left-symmetric   16M         -           Z"
@@ -191,6 +193,10 @@ FAILS=()
 note_fail() { FAILS+=("$*"); printf '%s: FAIL: %s\n' "$TEST_NAME" "$*" >&2; }
 letters=(a b c d e f g h i j k l m n o p q r s t u v w x y z)
 
+# has_control NAME LEVEL CASE: the array gets a control copy with flipped
+# bytes (raid1 and one raid10, written whole)
+has_control() { [ "$3" = - ] && { [ "$2" = 1 ] || [ "$1" = raid10-n2-64k-3dev ]; }; }
+
 # Disks per array in the VM (all members; a degraded one also passes its
 # stale member), packed into boots of at most 26 disks: 25 for members, one
 # output disk that the guest copies each array onto (see guest_check.sh).
@@ -202,7 +208,7 @@ boot=0 used=0
 for s in "${SPECS[@]}"; do
 	read -r name level n _ _ _ _ miss <<<"$s"
 	need=$n
-	[ "$level" = 1 ] && [ "$miss" = - ] && need=$((n * 2))  # + the control copy
+	has_control "$name" "$level" "$miss" && need=$((n * 2))  # + the control copy
 	[[ $miss == R* ]] && need=$((n + 1))     # + the replacement
 	[[ $miss == D* ]] && need=$((n * 2 - 1)) # + the stale member and the control copy
 	if [ $((used + need)) -gt $maxdisks ]; then boot=$((boot + 1)); used=0; fi
@@ -586,19 +592,25 @@ print(sum(m["written_bytes"] for m in json.load(open(sys.argv[1]))["members"] if
 	OUT_MIB=$((OUT_MIB + copies * ((SIZE[$name] + 1048575) / 1048576)))
 	BOOT_ENTRY+="$name|${KIND[$name]}|${devs[*]}|$stale_dev;"
 
-	if [ "$level" = 1 ] && [ -z "$op" ]; then
-		# control: the same mirror with one byte flipped on member 1's data
+	if [ -z "$op" ] && has_control "$name" "$level" "$miss"; then
+		# control: the same mirror with bytes flipped on member 1's data
 		local c=$d-control cn=$name-control off
 		mkdir -p "$c"
 		for ((i = 0; i < n; i++)); do cp --sparse=always "${members[i]}" "$c/m$i.img"; done
-		off=$(( $("$RAIDFUSE" examine "$c/m1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p') * 512 + 123457 ))
-		python3 -c 'import os,sys; fd=os.open(sys.argv[1],os.O_RDWR); o=int(sys.argv[2]); b=os.pread(fd,1,o); os.pwrite(fd,bytes([b[0]^0x5a]),o)' \
-			"$c/m1.img" "$off"
+		# three bytes: two in other pages of one 64 KiB resync block, one
+		# in another block; md counts each block once (256 sectors), and
+		# so must raidfuse's verify
+		off=$(( $("$RAIDFUSE" examine "$c/m1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p') * 512 ))
+		python3 -c 'import os,sys
+fd=os.open(sys.argv[1],os.O_RDWR)
+for o in (123457, 123457 + 8192, 700001):
+    o += int(sys.argv[2]); b=os.pread(fd,1,o); os.pwrite(fd,bytes([b[0]^0x5a]),o)' "$c/m1.img" "$off"
+		CTRL_MM[$cn]=$("$RAIDFUSE" verify "$c"/m*.img 2>/dev/null | sed -n 's/^mismatch_cnt: //p')
 		devs=()
 		for ((i = 0; i < n; i++)); do
 			dl=vd${letters[${#BOOT_IMGS[@]}]}; BOOT_IMGS+=("$c/m$i.img"); devs+=("$dl")
 		done
-		NAMES+=("$cn") LEVEL[$cn]=1 KIND[$cn]=control SIZE[$cn]=${SIZE[$name]} EXP[$cn]='' BOOT[$cn]=$b
+		NAMES+=("$cn") LEVEL[$cn]=$level KIND[$cn]=control SIZE[$cn]=${SIZE[$name]} EXP[$cn]='' BOOT[$cn]=$b
 		OUT_MIB=$((OUT_MIB + (SIZE[$name] + 1048575) / 1048576))
 		BOOT_ENTRY+="$cn|control|${devs[*]}|;"
 	fi

@@ -96,6 +96,54 @@ static struct create_layout create_layout_for(int super_minor, uint64_t member_s
 	return l;
 }
 
+/* The data sectors a member of member_bytes (what --size leaves of a file
+ * of file_bytes) offers the array. A 1.0 member is laid out from its true
+ * end, and mdadm's room for a bitmap grows with the member (at 8 and 200
+ * GiB by more than a few sectors of length): the data can end before what
+ * --size alone leaves, so it is the smaller of the two. */
+static uint64_t create_data_sectors(int super_minor, uint64_t member_bytes, uint64_t file_bytes,
+                                    bool bitmap)
+{
+	uint64_t sized = create_layout_for(super_minor, member_bytes / SECTOR_BYTES, bitmap)
+	                         .data_sectors;
+	if (super_minor != 0)
+		return sized;
+	uint64_t whole = create_layout_for(0, file_bytes / SECTOR_BYTES, bitmap).data_sectors;
+	return whole < sized ? whole : sized;
+}
+
+/* With --size shorter than an existing member, the zeroing leaves its end:
+ * the superblock of the array it held there (1.0 near the end, 0.90 in
+ * the last 64 KiB) would still be found by mdadm --examine, blkid and
+ * udev's assembly, naming an array whose data this one overwrites. Such
+ * a superblock is wiped; other bytes past --size are left alone. */
+static int create_wipe_stale_end_supers(struct member *m, uint64_t member_bytes)
+{
+	const uint64_t sectors = m->file_bytes / SECTOR_BYTES;
+	const struct {
+		uint32_t major;
+		uint64_t sector;
+	} places[] = {
+		{ 1, member_super1_offset_sectors(0, sectors) },
+		/* as member_other_md_super: 0.90's 64 KiB reserved area */
+		{ 0, sectors >= 128 ? (sectors & ~(uint64_t)127) - 128 : UINT64_MAX },
+	};
+
+	for (size_t p = 0; p < sizeof(places) / sizeof(places[0]); p++) {
+		uint8_t head[8];
+		uint64_t at = places[p].sector;
+		if (at == UINT64_MAX || at * SECTOR_BYTES < member_bytes ||
+		    (at + 8) * SECTOR_BYTES > m->file_bytes ||
+		    member_pread_abs(m, head, sizeof(head), at * SECTOR_BYTES) < 0 ||
+		    !md_super_head_is(head, places[p].major))
+			continue;
+		int rc = member_zero_abs(m, at * SECTOR_BYTES, 8 * SECTOR_BYTES);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* An empty bad block log (md ends the list at the first all-ones entry;
  * zeros would read as entries of no length, which md refuses). */
 static int create_empty_bblog(struct member *m)
@@ -352,9 +400,9 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		goto out;
 	uint64_t smallest = UINT64_MAX;
 	for (int i = 0; i < nr_paths; i++) {
+		uint64_t file_bytes = to_create[i] ? member_bytes[i] : members[i].file_bytes;
 		uint64_t data_bytes =
-		        create_layout_for(super_minor, member_bytes[i] / SECTOR_BYTES, bitmap)
-		                .data_sectors *
+		        create_data_sectors(super_minor, member_bytes[i], file_bytes, bitmap) *
 		        SECTOR_BYTES;
 		geo.member_bytes[i] = ops->usable_dev_bytes(&geo, data_bytes);
 		if (geo.member_bytes[i] < smallest)
@@ -401,6 +449,8 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		struct create_layout layout = create_layout_for(super_minor, layout_sectors,
 		                                                bitmap);
 		rc = member_zero_abs(m, 0, member_bytes[i]);
+		if (rc == 0 && m->file_bytes > member_bytes[i])
+			rc = create_wipe_stale_end_supers(m, member_bytes[i]);
 		if (rc == 0 && super_minor == 0) {
 			int64_t lowest = layout.bblog_offset;
 			if (bitmap && layout.bitmap_offset < lowest)
@@ -419,6 +469,12 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		m->sb.dev_number = (uint32_t)i;
 		m->sb.super_offset = layout.super_offset;
 		m->sb.data_size = layout.data_sectors;
+		/* linear and raid0 use each member's data_size whole (md's
+		 * rdev->sectors): it ends where --size leaves it, as with 1.2,
+		 * not at a 1.0 member's true end (never zeroed, nor asked for). */
+		if (!ops->uniform_members)
+			m->sb.data_size = create_data_sectors(super_minor, member_bytes[i],
+			                                      m->file_bytes, bitmap);
 		rc = random_fill(m->sb.device_uuid, sizeof(m->sb.device_uuid));
 		if (rc == 0)
 			rc = member_super_store(m);

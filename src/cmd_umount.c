@@ -209,8 +209,17 @@ static void umount_collect(const char *mountpoint, struct umount_expect *ex)
 		snprintf(attr, sizeof(attr), "dev%d/state", dev);
 		if (!umount_read_ctl(mountpoint, attr, state, sizeof(state)))
 			break;
-		if (strncmp(state, "in_sync", 7) != 0 && strncmp(state, "rebuilding", 10) != 0)
+		/* In sync, or being rebuilt: md's words call the latter a
+		 * spare, one that holds a slot (a waiting spare has none). */
+		if (strncmp(state, "spare", 5) == 0) {
+			char slot[32];
+			snprintf(attr, sizeof(attr), "dev%d/slot", dev);
+			if (!umount_read_ctl(mountpoint, attr, slot, sizeof(slot)) ||
+			    strcmp(slot, "none") == 0)
+				continue;
+		} else if (strncmp(state, "in_sync", 7) != 0) {
 			continue;
+		}
 		snprintf(attr, sizeof(attr), "dev%d/path", dev);
 		if (umount_read_ctl(mountpoint, attr, ex->paths[ex->nr_paths], PATH_MAX))
 			ex->nr_paths++;

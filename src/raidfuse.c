@@ -12,7 +12,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } cli_verbs[] = {
-	{ "create", cmd_create, "write md 1.2 superblocks: make a new array" },
+	{ "create", cmd_create, "write md 1.x superblocks: make a new array" },
 	{ "examine", cmd_examine, "print the superblock of members (like mdadm --examine)" },
 	{ "mount", cmd_mount, "assemble an array and present it as MOUNT/volume.img" },
 	{ "umount", cmd_umount, "flush, mark clean and unmount a mounted array" },

@@ -16,7 +16,11 @@
 #  3. raidfuse create --metadata 1.0 and 1.1: laid out as mdadm lays them
 #     out (mdadm --examine), a member longer than --size keeps its 1.0
 #     superblock at its true end; fio verify; a kill mid-write is resynced
-#     from the bitmap; verify 0; mdadm -X reads the bitmap.
+#     from the bitmap; verify 0; mdadm -X reads the bitmap;
+#  4. create on members longer than --size: a 1.0 member just past the
+#     size where mdadm's bitmap room grows still holds the array's size;
+#     linear and raid0 end at --size (zeros, not old bytes); create --force
+#     wipes an old array's superblock at the end (mdadm finds the new one).
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd mdadm gzip sha256sum python3 fio losetup
@@ -173,4 +177,59 @@ for v in 1.0 1.1; do
 		fail "$v: mdadm -X does not read the bitmap as the superblock (events $ev) says: $(cat bm.out)"
 	log "ok: create --metadata $v: laid out as mdadm does, fio verify, resync after a kill, verify 0, mdadm -X"
 done
+
+# --- 4. create on members longer than --size ----------------------------------
+# (a) 1.0 lays a member out from its true end, and mdadm's room for a
+# bitmap grows by 120 sectors at 8 GiB: a member 4 KiB past that step
+# must still hold what --size gives every member (sparse files).
+truncate -s $((16777232 * 512)) step-big.img
+"$RAIDFUSE" create --metadata 1.0 --level 1 --raid-devices 2 --bitmap none \
+	--size $((16777224 / 2)) step-big.img step-new.img >create.out 2>&1 || fail "create at the step: $(cat create.out)"
+for m in step-big.img step-new.img; do
+	"$RAIDFUSE" examine "$m" >ex.out 2>&1 || fail "examine $m: $(cat ex.out)"
+	avail=$(sed -n 's/^ *Avail Dev Size : \([0-9]*\) sectors.*/\1/p' ex.out)
+	used=$(sed -n 's/^ *Used Dev Size : \([0-9]*\) sectors.*/\1/p' ex.out)
+	[ -n "$avail" ] && [ -n "$used" ] && [ "$used" -le "$avail" ] ||
+		fail "$m: Used Dev Size ${used:-?} sectors exceeds Avail Dev Size ${avail:-?}: $(cat ex.out)"
+done
+rf_mount step-big.img step-new.img mnt
+rf_umount mnt
+rm -f step-big.img step-new.img
+# (b) linear and raid0 use each member's data whole: with 1.0 it ends
+# where --size leaves it too, so the volume reads as zeros, not as the old
+# bytes past --size.
+for level in linear 0; do
+	for v in 1.2 1.0; do
+		d=size-$level-$v
+		mkdir -p "$d"
+		for m in a b; do head -c 8M /dev/urandom >"$d/$m.img"; done
+		"$RAIDFUSE" create --metadata "$v" --level "$level" --raid-devices 2 --chunk 64K \
+			--size 4M --force "$d/a.img" "$d/b.img" >create.out 2>&1 || fail "$d: create: $(cat create.out)"
+		rf_mount "$d/a.img" "$d/b.img" mnt
+		size=$(stat -c %s mnt/volume.img)
+		[ "$size" -le $((8 << 20)) ] && [ "$(sha256sum <mnt/volume.img)" = "$(head -c "$size" /dev/zero | sha256sum)" ] ||
+			fail "$d: --size 4M: the volume is $size bytes and not all zeros"
+		rf_umount mnt
+	done
+done
+# (c) create --force --size over a longer member of a 1.0 array: its old
+# superblock at the end goes, so mdadm (and udev) find the new array only.
+"$RAIDFUSE" create --metadata 1.0 --level 1 --raid-devices 2 --size 8M old-a.img old-b.img >create.out 2>&1 ||
+	fail "create 1.0 (old): $(cat create.out)"
+sleep 1 # a later creation time than the old array's, for mdadm's choice
+for v in 1.2 1.1; do
+	"$RAIDFUSE" create --metadata "$v" --force --level 1 --raid-devices 2 --size 4M old-a.img old-b.img \
+		>create.out 2>&1 || fail "create --force $v: $(cat create.out)"
+	uuid=$("$RAIDFUSE" examine old-a.img | sed -n 's/^ *Array UUID : //p')
+	for m in old-a.img old-b.img; do
+		! mdadm --examine -e 1.0 "$m" 2>/dev/null | grep -q "Magic : a92b4efc" ||
+			fail "$v: $m still holds the old 1.0 superblock at its end"
+		mdadm --examine "$m" >md.out 2>&1 && grep -q "Version : $v\$" md.out && grep -q "Array UUID : $uuid" md.out ||
+			fail "$v: mdadm --examine $m does not find the new array ($uuid): $(cat md.out)"
+	done
+	"$RAIDFUSE" create --metadata 1.0 --force --level 1 --raid-devices 2 --size 8M old-a.img old-b.img \
+		>create.out 2>&1 || fail "create 1.0 again: $(cat create.out)"
+	sleep 1
+done
+log "ok: create on members longer than --size: 1.0 past mdadm's bitmap-room step, linear/raid0 end at --size, old superblocks at the end wiped"
 log "PASS"

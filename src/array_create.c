@@ -302,7 +302,7 @@ static int create_check_members(struct member *members, const bool *to_create, i
 		if (bytes < min_bytes)
 			return errmsg_fail(-EINVAL, err, errlen,
 			                   "%s is too small: %" PRIu64 " bytes, a member needs at least "
-			                   "%" PRIu64 " (1 MiB of metadata space plus data)",
+			                   "%" PRIu64 " (the metadata md keeps, up to 1 MiB, and data)",
 			                   paths[i], bytes, min_bytes);
 		member_bytes[i] = bytes;
 		if (!to_create[i] && !opts->force && member_super_load(m, NULL, 0) == 0) {

@@ -382,9 +382,14 @@ static int show_member_state(struct raid_array *a, struct member *m, char *buf, 
 	                         a->rebuilding[role];
 	pthread_mutex_unlock(&a->state_lock);
 
-	return show_printf(buf, len, "%s%s%s%s\n",
-	                   state == MEMBER_REBUILDING ? "spare" : member_state_name(state),
-	                   atomic_load(&m->write_mostly) ? ",write_mostly" : "",
+	/* In the order md's state_show writes its words: faulty and in_sync,
+	 * then write_mostly, then spare. */
+	bool spare = state == MEMBER_SPARE || state == MEMBER_REBUILDING;
+	bool write_mostly = atomic_load(&m->write_mostly);
+	return show_printf(buf, len, "%s%s%s%s%s\n",
+	                   spare ? "" : member_state_name(state),
+	                   write_mostly ? (spare ? "write_mostly" : ",write_mostly") : "",
+	                   spare ? (write_mostly ? ",spare" : "spare") : "",
 	                   wants_replacement ? ",want_replacement" : "",
 	                   replacement ? ",replacement" : "");
 }

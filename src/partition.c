@@ -174,12 +174,12 @@ static int gpt_read_at(int fd, uint64_t disk_bytes, unsigned sector_bytes, uint6
 	return rc < 0 ? rc : 1;
 }
 
-/* The GPT of sectors of sector_bytes: 1 if read, 0 if there is none, or
- * -errno. As the kernel does, a primary header (LBA 1) that is missing
+/* The GPT of sectors of sector_bytes (announced: the MBR says there is
+ * one): 1 if read, 0 if there is none, or -errno. As the kernel does, a primary header (LBA 1) that is missing
  * or damaged gives way to the backup at the disk's last sector; the
  * table says so (from_backup), so that the user hears of the damage. */
-static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const char *name,
-                    struct partition_table *t, char *err, size_t errlen)
+static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, bool announced,
+                    const char *name, struct partition_table *t, char *err, size_t errlen)
 {
 	char primary_err[512] = "", backup_err[512] = "";
 
@@ -197,9 +197,15 @@ static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, const ch
 	}
 	t->nr = 0;
 	/* No primary and no good backup: no GPT (the last sector of a disk
-	 * without one holds whatever its data leaves there). */
-	if (primary_rc == 0)
+	 * without one holds whatever its data leaves there), unless the MBR
+	 * announced one: then what is wrong with the backup is the news. */
+	if (primary_rc == 0 && (backup_rc == 0 || !announced))
 		return 0;
+	if (primary_rc == 0) {
+		t->scheme = "gpt";
+		return errmsg_fail(backup_rc, err, errlen, "%s (and there is no GPT header at "
+		                   "sector 1)", backup_err);
+	}
 	t->scheme = "gpt";
 	/* Both said what is wrong, each after the disk's name: once is enough. */
 	const char *backup_why = backup_err;
@@ -293,9 +299,9 @@ int partition_table_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, con
 	/* A GPT where the MBR says there is one, or where a disk has no
 	 * MBR at all (some tools write none). */
 	if (protective || !has_mbr) {
-		rc = gpt_read(fd, disk_bytes, sector, name, t, err, errlen);
+		rc = gpt_read(fd, disk_bytes, sector, protective, name, t, err, errlen);
 		if (rc == 0 && !sector_bytes)
-			rc = gpt_read(fd, disk_bytes, 4096, name, t, err, errlen);
+			rc = gpt_read(fd, disk_bytes, 4096, protective, name, t, err, errlen);
 		if (rc < 0)
 			return rc;
 		if (rc == 1)

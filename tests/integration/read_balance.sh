@@ -95,6 +95,22 @@ after=$(read_bytes mnt)
 	fail "with m0 failed the reads did not go to m1"
 echo -writemostly >mnt/.raidfuse/dev1/state || fail "-writemostly refused"
 [ "$(cat mnt/.raidfuse/dev1/state)" = in_sync ] || fail "flag not cleared"
+# md's word order: write_mostly before spare (state_show), on a blank
+# member being rebuilt for m0's role
+"$RAIDFUSE" remove mnt dev0 || fail "remove m0"
+echo 1 >mnt/.raidfuse/sync_speed_min
+echo 1 >mnt/.raidfuse/sync_speed_max
+truncate -s "$(stat -c %s m0)" m2
+"$RAIDFUSE" add mnt m2 || fail "add m2"
+dev=$(basename "$(dirname "$(grep -l "/m2\$" mnt/.raidfuse/dev*/path)")")
+echo writemostly >"mnt/.raidfuse/$dev/state" ||
+	fail "writemostly on the member being rebuilt ($dev: $(cat "mnt/.raidfuse/$dev/state"))"
+[ "$(cat "mnt/.raidfuse/$dev/state")" = "write_mostly,spare" ] ||
+	fail "a write-mostly member being rebuilt reads '$(cat "mnt/.raidfuse/$dev/state")', md says write_mostly,spare"
+echo -writemostly >"mnt/.raidfuse/$dev/state" || fail "-writemostly on the member being rebuilt"
+echo system >mnt/.raidfuse/sync_speed_min
+echo system >mnt/.raidfuse/sync_speed_max
+"$RAIDFUSE" wait mnt >/dev/null || fail "the rebuild of m2"
 rf_umount mnt
 "$RAIDFUSE" examine m1 | grep -q "Flags" && fail "cleared flag still in m1's superblock"
 log "ok: write-mostly: never read while m0 is there, in the superblock (examine, mdadm), kept at remount, read when alone, cleared"

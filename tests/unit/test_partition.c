@@ -167,6 +167,13 @@ Test(partition, gpt_backup_damaged_too)
 	          strstr(err, "says it lies at sector 7"), "%s", err);
 	cr_assert(strncmp(strstr(err, "; ") + 2, "disk.img", 8) != 0,
 	          "the disk is named twice: %s", err);
+	/* The primary wiped whole: the MBR announces a GPT, so the backup's
+	 * fault is what the message names. */
+	uint8_t zeros[512] = { 0 };
+	image_put(zeros, sizeof(zeros), 512);
+	cr_assert_eq(table_read(GPT_DISK_BYTES), -EINVAL);
+	cr_assert(strstr(err, "says it lies at sector 7") &&
+	          strstr(err, "no GPT header at sector 1"), "%s", err);
 }
 
 Test(partition, gpt_entry_damage_is_caught)

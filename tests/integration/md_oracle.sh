@@ -597,13 +597,13 @@ print(sum(m["written_bytes"] for m in json.load(open(sys.argv[1]))["members"] if
 		local c=$d-control cn=$name-control off
 		mkdir -p "$c"
 		for ((i = 0; i < n; i++)); do cp --sparse=always "${members[i]}" "$c/m$i.img"; done
-		# three bytes: two in other pages of one 64 KiB resync block, one
-		# in another block; md counts each block once (256 sectors), and
-		# so must raidfuse's verify
+		# three bytes: two in two pages of one 64 KiB resync block, one in
+		# another block; md counts each block once (256 sectors, where
+		# counting pages would give 24), and so must raidfuse's verify
 		off=$(( $("$RAIDFUSE" examine "$c/m1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p') * 512 ))
 		python3 -c 'import os,sys
 fd=os.open(sys.argv[1],os.O_RDWR)
-for o in (123457, 123457 + 8192, 700001):
+for o in (123457, 123457 - 8192, 700001):
     o += int(sys.argv[2]); b=os.pread(fd,1,o); os.pwrite(fd,bytes([b[0]^0x5a]),o)' "$c/m1.img" "$off"
 		CTRL_MM[$cn]=$("$RAIDFUSE" verify "$c"/m*.img 2>/dev/null | sed -n 's/^mismatch_cnt: //p')
 		devs=()

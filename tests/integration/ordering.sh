@@ -98,35 +98,72 @@ band_retry() {
 	echo FAIL; exit 1
 }
 
+# write_b SEEK: $W/B over the volume's 64 KiB block SEEK, with fsync;
+# fsyncok=0 when the fsync failed (then nothing was promised).
+write_b() {
+	if dd if=$W/B of=$V bs=64K seek=$1 count=1 conv=notrunc,fsync status=none 2>/dev/null; then
+	  echo "write of B + fsync: success"
+	else
+	  echo "write of B + fsync: failed (acceptable: nothing promised)"; fsyncok=0
+	fi
+}
+# kill_daemon: SIGKILL the daemon of $W/mnt and detach the mount.
+kill_daemon() { kill -9 "$(cat $W/mnt/.raidfuse/pid)"; sleep 0.5; fusermount3 -u -z $W/mnt; }
+# block_bytes SKIP: the distinct characters of the volume's 64 KiB block SKIP.
+block_bytes() {
+	dd if=$V bs=64K skip=$1 count=1 status=none | od -An -c -v | tr -s ' \n' '\n' | sed '/^$/d' | sort -u | tr -d '\n'
+}
+# judge BLOCK: read the volume's 64 KiB block BLOCK and unmount; PASS when
+# the fsync failed or the block holds B.
+judge() {
+	local got
+	got=$(block_bytes "$1")
+	$RAIDFUSE umount $W/mnt
+	echo "block $1 after the crash reads: '$got'"
+	[ "${fsyncok:-1}" = 0 ] && { echo PASS; exit 0; }
+	[ "$got" = B ] && { echo PASS; exit 0; }
+	echo FAIL; exit 1
+}
+# mount_failing_role1 BREAK [FRAME]: mount $M at $W/mnt in the background
+# under gdb, which fails role 1 (array_fail_role) when BREAK (a gdb
+# breakpoint spec) is hit, FRAME frames up from it ("up" where the array
+# is the caller's); it prints "failing role 1" to $W/gdb.log then. Returns
+# once volume.img is there.
+mount_failing_role1() {
+	local ups=
+	[ -z "${2:-}" ] || ups=$(printf 'up\n%.0s' $(seq "$2"))
+	printf '%s\n' "set pagination off" "set breakpoint pending on" "$1" "commands" "silent" \
+		"$ups" 'printf "failing role 1\n"' "call (int)array_fail_role(a, 1)" "continue" "end" "run" \
+		>$W/gdbcmds
+	gdb -q -batch -x $W/gdbcmds --args $RAIDFUSE mount -f $M $W/mnt >$W/gdb.log 2>&1 &
+	for i in $(seq 100); do [ -f $W/mnt/volume.img ] && break; sleep 0.1; done
+}
+# raid5_bitmap1m NDEV SIZE: in a fresh $W, a RAID5 of NDEV members of SIZE
+# with 1 MiB bitmap chunks, not mounted; M the members.
+raid5_bitmap1m() {
+	rm -rf "$W"; mkdir -p "$W/mnt"
+	M=$(for ((i = 0; i < $1; i++)); do printf '%s ' "$W/m$i.img"; done)
+	$RAIDFUSE create --level 5 --raid-devices "$1" --chunk 64K --size "$2" --bitmap-chunk 1M $M >/dev/null || exit 2
+}
+
 super_fail() {
 	new_array 4 16M 1048576 65536
 	for d in 1 2 3; do echo super-error > $W/mnt/.raidfuse/dev$d/fault; done
 	echo write-error > $W/mnt/.raidfuse/dev0/fault
 	# row 0: chunk 0 lives on role 0 (left-symmetric, 4 members)
-	if dd if=$W/B of=$V bs=64K count=1 conv=notrunc,fsync status=none; then
-	  echo "write of B + fsync: success"
-	else
-	  echo "write of B + fsync: failed (acceptable: nothing promised)"; fsyncok=0
-	fi
+	write_b 0
 	grep -E "^raid|\[" $W/mnt/.raidfuse/status | head -3
 	echo "on disk, m1: $(mdadm --examine $W/m1.img | grep -E 'Array State')"
 	echo "on disk, m0: $(mdadm --examine $W/m0.img | grep -E 'Events')  m1: $(mdadm --examine $W/m1.img | grep -E 'Events')"
-	kill -9 "$(cat $W/mnt/.raidfuse/pid)"; sleep 0.5; fusermount3 -u -z $W/mnt
+	kill_daemon
 	if ! $RAIDFUSE mount $M $W/mnt 2>$W/err; then cat $W/err; echo "remount refused"; exit 1; fi
 	cat $W/err
 	grep -E "^raid|\[" $W/mnt/.raidfuse/status | head -2
-	got=$(dd if=$V bs=64K count=1 status=none | od -An -c -v | tr -s ' \n' '\n' | sed '/^$/d' | sort -u | tr -d '\n')
-	$RAIDFUSE umount $W/mnt
-	echo "chunk 0 after the crash reads: '$got' (fsync said B was durable)"
-	[ "${fsyncok:-1}" = 0 ] && { echo PASS; exit 0; }
-	[ "$got" = B ] && { echo PASS; exit 0; }
-	echo FAIL; exit 1
+	judge 0
 }
 
 bitmap_order() {
-	rm -rf "$W"; mkdir -p "$W/mnt"
-	M="$W/m0.img $W/m1.img $W/m2.img $W/m3.img"
-	$RAIDFUSE create --level 5 --raid-devices 4 --chunk 64K --size 64M --bitmap-chunk 1M $M >/dev/null || exit 2
+	raid5_bitmap1m 4 64M
 	# mount in the foreground under gdb; die at the bitmap store of the
 	# "mark active" superblock update, as the second member's superblock is written
 	gdb -q -batch -ex 'set breakpoint pending on' -ex 'break member_super_store' -ex 'ignore 1 1' \
@@ -157,20 +194,7 @@ fail_during_resync() {
 	sleep 1.5; kill -9 "$(cat $W/mnt/.raidfuse/pid)"; sleep 0.5; fusermount3 -u -z $W/mnt
 	wait 2>/dev/null
 	# 2. restart; role 1 fails as the resync begins
-	cat > $W/gdbcmds <<-G
-	set pagination off
-	set breakpoint pending on
-	break stripe_io_resync
-	commands
-	  silent
-	  printf "resync begins: failing role 1\n"
-	  call (int)array_fail_role(a, 1)
-	  continue
-	end
-	run
-	G
-	gdb -q -batch -x $W/gdbcmds --args $RAIDFUSE mount -f $M $W/mnt > $W/gdb.log 2>&1 &
-	for i in $(seq 100); do [ -f $V ] && break; sleep 0.1; done
+	mount_failing_role1 "break stripe_io_resync"
 	grep -E "resync|failing|Fail|faulty" $W/gdb.log | head -4
 	$RAIDFUSE umount $W/mnt; wait
 	echo "after the clean stop: $(mdadm --examine $W/m0.img | grep -E '^ *State :|Array State' | tr -s ' ' | tr '\n' ' ')"
@@ -205,23 +229,14 @@ rebuild_drop_unrecorded() {
 		grep -q new.img $d/path && echo write-error > $d/fault || echo super-error > $d/fault
 	done
 	# chunk 2 (volume bytes 128K..192K) lives on role 2 in row 1
-	if dd if=$W/B of=$V bs=64K seek=2 count=1 conv=notrunc,fsync status=none 2>/dev/null; then
-	  echo "write of B + fsync: success"
-	else
-	  echo "write of B + fsync: failed (acceptable: nothing promised)"; fsyncok=0
-	fi
+	write_b 2
 	grep -E "^raid|FAILED" $W/mnt/.raidfuse/status | head -2
-	kill -9 "$(cat $W/mnt/.raidfuse/pid)"; sleep 0.5; fusermount3 -u -z $W/mnt
+	kill_daemon
 	$RAIDFUSE mount --force $M $W/new.img $W/mnt 2>$W/err || { cat $W/err; echo "remount refused"; exit 1; }
 	# Reads of a role being rebuilt are answered from parity: the stale
 	# bytes show once the resumed rebuild has put new.img in sync.
 	$RAIDFUSE wait $W/mnt >/dev/null || { echo "the resumed rebuild failed"; exit 1; }
-	got=$(dd if=$V bs=64K skip=2 count=1 status=none | od -An -c -v | tr -s ' \n' '\n' | sed '/^$/d' | sort -u | tr -d '\n')
-	$RAIDFUSE umount $W/mnt
-	echo "chunk 2 after the crash reads: '$got'"
-	[ "${fsyncok:-1}" = 0 ] && { echo PASS; exit 0; }
-	[ "$got" = B ] && { echo PASS; exit 0; }
-	echo FAIL; exit 1
+	judge 2
 }
 
 # The bitmap daemon clears the bits of idle regions after syncing the
@@ -229,24 +244,8 @@ rebuild_drop_unrecorded() {
 # them set (md clears nothing while degraded: they are what a re-add
 # copies). gdb fails role 1 when the daemon syncs its first member.
 bitmap_clear_degraded() {
-	rm -rf "$W"; mkdir -p "$W/mnt"
-	M="$W/m0.img $W/m1.img $W/m2.img"
-	$RAIDFUSE create --level 5 --raid-devices 3 --chunk 64K --size 16M --bitmap-chunk 1M $M >/dev/null || exit 2
-	cat > $W/gdbcmds <<-G
-	set pagination off
-	set breakpoint pending on
-	tbreak member_sync if \$_caller_is("bitmap_clear_idle")
-	commands
-	  silent
-	  up
-	  printf "bitmap_clear_idle syncs: failing role 1\n"
-	  call (int)array_fail_role(a, 1)
-	  continue
-	end
-	run
-	G
-	gdb -q -batch -x $W/gdbcmds --args $RAIDFUSE mount -f $M $W/mnt > $W/gdb.log 2>&1 &
-	for i in $(seq 100); do [ -f $W/mnt/volume.img ] && break; sleep 0.1; done
+	raid5_bitmap1m 3 16M
+	mount_failing_role1 'tbreak member_sync if $_caller_is("bitmap_clear_idle")' 1
 	head -c 4M /dev/urandom | dd of=$W/mnt/volume.img bs=1M conv=notrunc,fsync status=none || exit 2
 	for i in $(seq 150); do grep -q "failing role 1" $W/gdb.log && break; sleep 0.1; done
 	grep -q "failing role 1" $W/gdb.log || { cat $W/gdb.log; echo "FAIL: gdb did not stop the bitmap daemon"; exit 1; }

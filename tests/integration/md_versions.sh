@@ -16,14 +16,15 @@
 #  3. raidfuse create --metadata 1.0 and 1.1: laid out as mdadm lays them
 #     out (mdadm --examine), a member longer than --size keeps its 1.0
 #     superblock at its true end; fio verify; a kill mid-write is resynced
-#     from the bitmap; verify 0; mdadm -X reads the bitmap;
+#     from the bitmap; verify 0; mdadm -X reads the bitmap; a 1.0 RAID1's
+#     members each read alone as the ext4 made on its volume;
 #  4. create on members longer than --size: a 1.0 member just past the
 #     size where mdadm's bitmap room grows still holds the array's size;
 #     linear and raid0 end at --size (zeros, not old bytes); create --force
 #     wipes an old array's superblock at the end (mdadm finds the new one).
 . "$(dirname "$0")/lib.sh"
 require_fuse
-require_cmd mdadm gzip sha256sum python3 fio losetup
+require_cmd mdadm gzip sha256sum python3 fio losetup mkfs.ext4 e2fsck debugfs
 
 DATA=$TOP_SRCDIR/tests/data/md1x
 [ -f "$DATA/manifest.txt" ] || fail "no $DATA/manifest.txt"
@@ -177,6 +178,23 @@ for v in 1.0 1.1; do
 		fail "$v: mdadm -X does not read the bitmap as the superblock (events $ev) says: $(cat bm.out)"
 	log "ok: create --metadata $v: laid out as mdadm does, fio verify, resync after a kill, verify 0, mdadm -X"
 done
+
+# --- 3b. what 1.0 is for: each member of a RAID1 reads as a plain disk -------
+# ext4 made on the volume is, on each member file alone, the same ext4
+# from sector 0 (what a bootloader or a NAS firmware reading one disk sees).
+"$RAIDFUSE" create --metadata 1.0 --level 1 --raid-devices 2 --size 32M boot0.img boot1.img >create.out 2>&1 ||
+	fail "create 1.0 raid1: $(cat create.out)"
+rf_mount boot0.img boot1.img mnt
+mkfs.ext4 -q -F mnt/volume.img || fail "mkfs.ext4 on the 1.0 raid1"
+head -c 100K /dev/urandom >kernel.bin
+debugfs -w -R "write kernel.bin vmlinuz" mnt/volume.img >/dev/null 2>&1 || fail "debugfs write"
+rf_umount mnt
+for m in boot0.img boot1.img; do
+	e2fsck -fn "$m" >fsck.out 2>&1 || fail "$m alone is not a clean ext4: $(cat fsck.out)"
+	debugfs -R "cat vmlinuz" "$m" 2>/dev/null | cmp -s - kernel.bin ||
+		fail "$m alone does not hold the file written through the array"
+done
+log "ok: create --metadata 1.0 raid1: each member alone is the ext4 made on the volume (e2fsck, debugfs)"
 
 # --- 4. create on members longer than --size ----------------------------------
 # (a) 1.0 lays a member out from its true end, and mdadm's room for a

@@ -203,7 +203,10 @@ int cmd_create(int argc, char **argv)
 		cli_error("create", "%s", err);
 		return CLI_EXIT_ERROR;
 	}
-	printf("raidfuse: created %s array of %d members\n", raid_level_find(opts.level)->name,
-	       nr_members);
+	/* By enum array_metadata: the default is 1.2. */
+	static const char *const versions[] = { "1.2", "1.0", "1.1", "1.2" };
+	_Static_assert(ARRAY_METADATA_1_2 == 3, "versions[] follows enum array_metadata");
+	printf("raidfuse: created %s array of %d members, md metadata %s\n",
+	       raid_level_find(opts.level)->name, nr_members, versions[opts.metadata]);
 	return CLI_EXIT_OK;
 }

@@ -128,6 +128,8 @@ for v in 1.0 1.1; do
 	"$RAIDFUSE" create --metadata "$v" --level 5 --raid-devices 3 --chunk 16K --size 24M \
 		--bitmap-chunk 1M "$d/big.img" "$d/m1.img" "$d/m2.img" >create.out 2>&1 ||
 		fail "create --metadata $v: $(cat create.out)"
+	grep -q "created raid5 array of 3 members, md metadata $v\$" create.out ||
+		fail "create does not say metadata $v: $(cat create.out)"
 	for m in "$d"/big.img "$d"/m1.img "$d"/m2.img; do
 		mdadm --examine "$m" >md.out 2>&1 || fail "$v: mdadm --examine $m: $(cat md.out)"
 		grep -q "Version : $v\$" md.out && grep -q "Checksum : .* - correct" md.out &&

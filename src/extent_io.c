@@ -37,8 +37,9 @@ static uint64_t extent_sync_off(const struct raid_array *a, uint64_t off,
 /* The sectors md's check counts where other differs from first, len bytes
  * of the volume at off: 8 per 4 KiB page that differs, or, for a level
  * whose md code counts its resync block (raid1, raid10), that block's
- * sectors once. (md's raid10 also ends a block at a bitmap chunk's end:
- * with bitmap chunks under 64 KiB its count can be lower than this.) */
+ * sectors once. A check's blocks do not end at a bitmap chunk's end (the
+ * md oracle counted 256 for two 64 KiB blocks of a raid10 with 16 KiB
+ * bitmap chunks). */
 static uint64_t extent_mismatch_sectors(const struct raid_array *a, uint64_t off,
                                         const char *first, const char *other, size_t len)
 {

@@ -867,7 +867,9 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		char hint[512] = "";
 		if (err)
 			member_partition_hint(m, hint, sizeof(hint));
-		return errmsg_fail(rc, err, errlen, "%s: no valid md 1.2 superblock at 4 KiB: %s%s",
+		return errmsg_fail(rc, err, errlen,
+		                   "%s: no valid md superblock (metadata 1.2 at 4 KiB: %s; none "
+		                   "of 1.1 at sector 0 or of 1.0 near the end either)%s",
 		                   m->path, why, hint);
 	}
 	uint64_t want_offset = member_super1_offset_sectors(m->super_minor, m->file_bytes / 512u);

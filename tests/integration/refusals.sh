@@ -126,7 +126,7 @@ refuse "superblock byte 100 flipped, read-only" \
 	"$RAIDFUSE" mount -r "$C/c2.img" "$C/c1.img" "$C/c0.img" "$MNT"
 
 # ---- members of other md metadata versions ------------------------------
-# raidfuse reads md 1.2 only, but a member holding 1.0 (boot mirrors) or
+# A member holding 1.0 (boot mirrors, forged here from a 1.2 one) or
 # 0.90 (old NAS disks) is an md member all the same: create without
 # --force must not take it for a blank file, examine says what it is.
 M=$ARR/meta

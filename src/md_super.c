@@ -1,4 +1,4 @@
-/* md_super.c - owns the byte-level conversion of the md metadata 1.2
+/* md_super.c - owns the byte-level conversion of the md metadata 1.x
  * superblock (mdp_superblock_1) and of the write-intent bitmap superblock
  * (bitmap_super_t): checksum, validation on decode, and encode. No I/O.
  *

@@ -1,4 +1,4 @@
-/* md_super.h - Linux md metadata 1.2 superblock and write-intent bitmap
+/* md_super.h - Linux md metadata 1.x superblock and write-intent bitmap
  * superblock: decode, encode, checksum and validation.
  *
  * The on-disk structures are little-endian and packed (md_p.h:

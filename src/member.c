@@ -713,8 +713,9 @@ int member_sync(struct member *m)
 
 /* An md superblock of another metadata version than 1.2, where mdadm
  * looks for it: 1.1 at the start, 1.0 and 0.90 near the end (mdadm's
- * super1.c and super0.c). raidfuse reads only 1.2, but such a member is
- * still an md member: create and add must not take it for a blank one. */
+ * super1.c and super0.c). Such a member is an md member even where
+ * raidfuse does not read it (0.90, or a damaged 1.x): create and add must
+ * not take it for a blank one, and a refusal names its version. */
 int member_other_md_super(struct member *m, const char **version)
 {
 	const uint64_t sectors = m->file_bytes / 512u;

@@ -125,8 +125,7 @@ static int create_wipe_stale_end_supers(struct member *m, uint64_t member_bytes)
 		uint64_t sector;
 	} places[] = {
 		{ 1, member_super1_offset_sectors(0, sectors) },
-		/* as member_other_md_super: 0.90's 64 KiB reserved area */
-		{ 0, sectors >= 128 ? (sectors & ~(uint64_t)127) - 128 : UINT64_MAX },
+		{ 0, member_super090_offset_sectors(sectors) },
 	};
 
 	for (size_t p = 0; p < sizeof(places) / sizeof(places[0]); p++) {

@@ -722,19 +722,16 @@ int member_other_md_super(struct member *m, const char **version)
 	const struct {
 		const char *version;
 		uint32_t major;
-		bool fits;
 		uint64_t sector;
 	} places[] = {
-		{ "1.1", 1, true, 0 },
-		{ "1.0", 1, sectors >= 24, (sectors - 16) & ~(uint64_t)7 },
-		/* mdadm's load_super0 refuses below 64 KiB (MD_RESERVED_SECTORS
-		 * * 512 bytes); from there the superblock may be at sector 0. */
-		{ "0.90", 0, sectors >= 128, (sectors & ~(uint64_t)127) - 128 },
+		{ "1.1", 1, member_super1_offset_sectors(1, sectors) },
+		{ "1.0", 1, member_super1_offset_sectors(0, sectors) },
+		{ "0.90", 0, member_super090_offset_sectors(sectors) },
 	};
 
 	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
 		uint8_t head[8];
-		if (!places[i].fits ||
+		if (places[i].sector == UINT64_MAX ||
 		    member_pread_abs(m, head, sizeof(head), places[i].sector * 512u) < 0)
 			continue;
 		if (md_super_head_is(head, places[i].major)) {
@@ -795,6 +792,13 @@ uint64_t member_super1_offset_sectors(int super_minor, uint64_t file_sectors)
 	default:
 		return MD_SB_V12_OFFSET_SECTORS;
 	}
+}
+
+uint64_t member_super090_offset_sectors(uint64_t file_sectors)
+{
+	/* mdadm's load_super0 refuses below 64 KiB (MD_RESERVED_SECTORS *
+	 * 512 bytes); from there the superblock may be at sector 0. */
+	return file_sectors >= 128 ? (file_sectors & ~(uint64_t)127) - 128 : UINT64_MAX;
 }
 
 /* Decode the 1.x superblock of minor version super_minor into m->sb: 0,

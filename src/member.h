@@ -116,6 +116,9 @@ int member_super_load(struct member *m, char *err, size_t errlen);
 /* Where md's 1.x superblock of minor version super_minor sits on a member
  * of file_sectors sectors (md's super_1_load); UINT64_MAX if too small. */
 uint64_t member_super1_offset_sectors(int super_minor, uint64_t file_sectors);
+/* Where metadata 0.90 keeps its superblock on a member of file_sectors:
+ * the last 64 KiB-aligned 64 KiB; UINT64_MAX when it is too small. */
+uint64_t member_super090_offset_sectors(uint64_t file_sectors);
 
 /* 1 if the member holds an md superblock of metadata 0.90, 1.0 or 1.1
  * (where mdadm looks for them), with *version its name; 0 if not. */

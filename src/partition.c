@@ -86,9 +86,9 @@ static int table_add(struct partition_table *t, unsigned number, uint64_t start_
 	return 0;
 }
 
-/* The GPT whose header is at header_lba (which: "header" or "backup
- * header", for messages): 1 if found, valid and read into t, 0 if no GPT
- * header is there, or -errno with err saying what is wrong. */
+/* The GPT whose header is at header_lba (which: "" or "backup ", for
+ * messages): 1 if found, valid and read into t, 0 if no GPT header is
+ * there, or -errno with err saying what is wrong. */
 static int gpt_read_at(int fd, uint64_t disk_bytes, unsigned sector_bytes, uint64_t header_lba,
                        const char *which, const char *name, struct partition_table *t,
                        char *err, size_t errlen)
@@ -175,9 +175,10 @@ static int gpt_read_at(int fd, uint64_t disk_bytes, unsigned sector_bytes, uint6
 }
 
 /* The GPT of sectors of sector_bytes (announced: the MBR says there is
- * one): 1 if read, 0 if there is none, or -errno. As the kernel does, a primary header (LBA 1) that is missing
- * or damaged gives way to the backup at the disk's last sector; the
- * table says so (from_backup), so that the user hears of the damage. */
+ * one): 1 if read, 0 if there is none, or -errno. As the kernel does, a
+ * primary header (LBA 1) that is missing or damaged gives way to the
+ * backup at the disk's last sector; the table says so (from_backup), so
+ * that the user hears of the damage. */
 static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, bool announced,
                     const char *name, struct partition_table *t, char *err, size_t errlen)
 {
@@ -201,12 +202,10 @@ static int gpt_read(int fd, uint64_t disk_bytes, unsigned sector_bytes, bool ann
 	 * announced one: then what is wrong with the backup is the news. */
 	if (primary_rc == 0 && (backup_rc == 0 || !announced))
 		return 0;
-	if (primary_rc == 0) {
-		t->scheme = "gpt";
+	t->scheme = "gpt";
+	if (primary_rc == 0)
 		return errmsg_fail(backup_rc, err, errlen, "%s (and there is no GPT header at "
 		                   "sector 1)", backup_err);
-	}
-	t->scheme = "gpt";
 	/* Both said what is wrong, each after the disk's name: once is enough. */
 	const char *backup_why = backup_err;
 	size_t name_len = strlen(name);

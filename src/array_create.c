@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -20,6 +21,7 @@
 #include "bitmap.h"
 #include "errmsg.h"
 #include "parity.h"
+#include "partition.h"
 
 #define CREATE_DATA_OFFSET_SECTORS 2048u  /* 1 MiB, as mdadm 4.x for small members */
 #define CREATE_BBLOG_OFFSET_SECTORS (BITMAP_OFFSET_SECTORS + 8) /* from the superblock */
@@ -211,6 +213,18 @@ static int create_open_existing(struct member *members, bool *to_create,
 			if (errno != ENOENT)
 				return errmsg_fail(-errno, err, errlen, "%s: %s", paths[i],
 				                   strerror(errno));
+			/* FILE@N names partition N of FILE: a missing FILE is a
+			 * typo or a disk not made yet, never a new member file
+			 * whose name happens to end in @N. */
+			char disk_path[PATH_MAX];
+			unsigned partition;
+			if (partition_spec_split(paths[i], disk_path, sizeof(disk_path), &partition))
+				return errmsg_fail(-ENOENT, err, errlen,
+				                   "%s: no such file, and no disk image %s whose "
+				                   "partition %u it would name; make the disk and its "
+				                   "partition table first (sfdisk), or pick a member "
+				                   "name not ending in @N",
+				                   paths[i], disk_path, partition);
 			if (!opts->member_file_bytes)
 				return errmsg_fail(-ENOENT, err, errlen,
 				                   "%s does not exist; give --size to create it",

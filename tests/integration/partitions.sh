@@ -20,9 +20,10 @@
 #  4. refusals that name what is wrong and change nothing: a partition
 #     the table does not have (the message lists those it has), FILE@N of
 #     a file with no partition table, a GPT whose header and backup header
-#     checksums are wrong; and a file whose name merely ends in @N is that
-#     file. A GPT damaged at the start only is read from its backup, with
-#     a warning (create refuses it).
+#     checksums are wrong, a new member FILE@N with no FILE (create makes
+#     no file of that name); and an existing file whose name merely ends
+#     in @N is that file. A GPT damaged at the start only is read from its
+#     backup, with a warning (create refuses it).
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_root
@@ -194,9 +195,18 @@ refuse "a damaged GPT and backup" "GPT header's checksum is wrong: it is damaged
 	"$RAIDFUSE" mount bad.img@3 d1.img@3 d2.img@3 mnt
 [ "$(sha256sum bad.img)" = "$sum_bad" ] || fail "a refused mount changed bad.img"
 [ "$(sha256sum d?.img mbr.img)" = "$sums_before" ] || fail "a refusal changed a disk image"
-# A file whose name ends in @N, with no FILE beside it, is a file.
-"$RAIDFUSE" create --level 1 --raid-devices 2 --size 8M "solo@1" "solo@2" >/dev/null 2>&1 ||
-	fail "create of files named solo@1 solo@2"
+# create does not make a new file named FILE@N when FILE is absent: that
+# is a mistyped disk name far more often than a wanted member name.
+rc=0
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 8M "solo@1" "solo@2" >create.out 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "create --size solo@1 solo@2 with no file solo: exit $rc, $(cat create.out)"
+grep -q "solo@1: no such file, and no disk image solo whose partition 1" create.out ||
+	fail "create of solo@1: the message does not say what is missing: $(cat create.out)"
+[ ! -e solo@1 ] && [ ! -e solo@2 ] || fail "a refused create left files named solo@N behind"
+# An existing file whose name ends in @N, with no FILE beside it, is a file.
+truncate -s 8M solo@1 solo@2
+"$RAIDFUSE" create --level 1 --raid-devices 2 "solo@1" "solo@2" >/dev/null 2>&1 ||
+	fail "create on files named solo@1 solo@2"
 [ -f solo@1 ] && [ -f solo@2 ] || fail "create did not make files named solo@1 and solo@2"
 "$RAIDFUSE" examine solo@1 | grep -q "Raid Level : raid1" || fail "examine of the file solo@1"
 if command -v valgrind >/dev/null; then

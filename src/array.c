@@ -1,27 +1,20 @@
-/* array.c - assembling an array from its members' superblocks, keeping the
- * superblocks in step with the array's state (events, clean/dirty, failed
- * members), and the volume I/O entry points.
- *
- * Assembly follows mdadm's rules: the member with the highest event count
- * is the authority on roles; a member whose events lag (by more than the
- * one md tolerates) or whose role the authority marks faulty or spare is
- * left out with a warning; a degraded array starts only when asked
- * (--run); a dirty *and* degraded one only when forced.
+/* array.c - a running array's state: keeping the superblocks in step
+ * with it (events, clean/dirty, failed members), member failure, rebuild
+ * progress, start and stop, and the volume I/O entry points. Assembly from
+ * the superblocks is array_assemble.c's; adding and replacing members,
+ * array_add.c's.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "array.h"
+#include "array_internal.h"
 #include "bitmap.h"
 #include "member_badblocks.h"
 #include "errmsg.h"
@@ -68,7 +61,7 @@ void array_logf(struct raid_array *a, const char *fmt, ...)
 
 /* A member found through its disk's backup GPT serves (the kernel reads
  * such a disk too), but the user hears that the primary table is damaged. */
-static void array_note_partition_backup(struct raid_array *a, const struct member *m)
+void array_note_partition_backup(struct raid_array *a, const struct member *m)
 {
 	if (m->partition_from_backup)
 		array_logf(a, "%s: the primary GPT of its disk is damaged; partition %u was found "
@@ -135,7 +128,7 @@ int array_geometry_from_super(struct raid_geometry *geo, const struct md_super *
 /* ---- superblock updates -------------------------------------------- */
 
 /* Members whose superblocks follow the array's state. */
-static bool member_is_live(const struct member *m)
+bool member_is_live(const struct member *m)
 {
 	return m->state == MEMBER_IN_SYNC || m->state == MEMBER_REBUILDING ||
 	       m->state == MEMBER_SPARE;
@@ -171,7 +164,7 @@ static void role_fail_locked(struct raid_array *a, int role)
 
 /* Write the array state to every live member: events bumped, dirty or
  * clean, roles. Caller holds state_lock. */
-static int array_super_sync(struct raid_array *a, bool clean)
+int array_super_sync(struct raid_array *a, bool clean)
 {
 	bool roles_changed = false;
 	int rc = 0;
@@ -249,7 +242,7 @@ static int array_super_sync(struct raid_array *a, bool clean)
 }
 
 /* Set dev_roles[dev_number] in every live member's superblock. */
-static void array_roles_set(struct raid_array *a, uint32_t dev_number, uint16_t role)
+void array_roles_set(struct raid_array *a, uint32_t dev_number, uint16_t role)
 {
 	for (int i = 0; i < a->nr_members; i++) {
 		struct member *m = &a->members[i];
@@ -627,7 +620,7 @@ int array_recovery_finish(struct raid_array *a, int role, struct member *target)
 }
 
 /* Why no member can be rebuilt online on this array now, or 0. */
-static int array_rebuild_refusal(const struct raid_array *a, char *err, size_t errlen)
+int array_rebuild_refusal(const struct raid_array *a, char *err, size_t errlen)
 {
 	if (!a->ops->recover_unit)
 		return errmsg_fail(-EOPNOTSUPP, err, errlen,
@@ -699,283 +692,6 @@ void array_recovery_kick(struct raid_array *a)
 		array_sync_recover(a, role, m);
 }
 
-/* The device number of the file system this daemon serves (its mount
- * point's line in mountinfo), read without asking the mount itself. */
-static bool array_served_dev(const struct raid_array *a, dev_t *out)
-{
-	char line[4096], point[PATH_MAX];
-	unsigned major_nr, minor_nr;
-	bool found = false;
-
-	if (!a->served_dir)
-		return false;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		char escaped[PATH_MAX];
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &major_nr, &minor_nr, escaped) != 3)
-			continue;
-		/* mountinfo writes space, tab, newline and backslash as \ooo. */
-		size_t n = 0;
-		for (const char *p = escaped; *p && n + 1 < sizeof(point); n++) {
-			unsigned octal;
-			if (p[0] == '\\' && sscanf(p + 1, "%3o", &octal) == 1) {
-				point[n] = (char)octal;
-				p += 4;
-			} else {
-				point[n] = *p++;
-			}
-		}
-		point[n] = '\0';
-		if (strcmp(point, a->served_dir) == 0) {
-			*out = makedev(major_nr, minor_nr); /* the last: what is on top */
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* A member on the array's own volume (volume.img through a loop device,
- * or any file under the mount, by whatever path): every write to it would
- * come back to this daemon, which waits on itself for good. */
-static bool array_member_on_self(const struct raid_array *a, const struct member *m)
-{
-	dev_t served, backing_dev;
-	ino_t backing_ino;
-
-	if (!array_served_dev(a, &served))
-		return false;
-	if (m->st_dev == served)
-		return true;
-	return member_loop_backing_id(m, &backing_dev, &backing_ino) && backing_dev == served;
-}
-
-/* Open, claim and check a member to add, and give it a superblock of
- * this array (a spare, not yet written). */
-static int array_member_prepare(struct raid_array *a, const char *path, struct member **out,
-                                int *readd_role, char *err, size_t errlen)
-{
-	const struct member *model = NULL;
-	uint32_t next_dev = 0;
-	int rc;
-
-	if (a->read_only)
-		return errmsg_fail(-EROFS, err, errlen, "the array is mounted read-only");
-	int refused = array_rebuild_refusal(a, err, errlen);
-	if (refused < 0)
-		return refused;
-	if (a->nr_members >= a->members_capacity)
-		return errmsg_fail(-ENOSPC, err, errlen, "too many members added");
-	for (int role = 0; role < a->geo.raid_disks && !model; role++)
-		model = a->slot[role];
-	if (!model)
-		return errmsg_fail(-ENODEV, err, errlen, "no member in sync to copy from");
-
-	if (a->served_dir && member_path_inside(path, a->served_dir))
-		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s is inside the mount point %s: the daemon would wait on "
-		                   "itself for every write to it",
-		                   path, a->served_dir);
-	struct member *m = &a->members[a->nr_members];
-	rc = member_open(m, path, false, err, errlen);
-	if (rc < 0)
-		return rc;
-	array_note_partition_backup(a, m);
-	if (array_member_on_self(a, m)) {
-		member_close(m);
-		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s lies on this array's own volume (%s): the daemon would wait "
-		                   "on itself for every write to it",
-		                   path, a->served_dir);
-	}
-	for (int i = 0; i < a->nr_members; i++) {
-		const struct member *x = &a->members[i];
-		if (x->state != MEMBER_REMOVED && member_same_file(x, m)) {
-			member_close(m);
-			if (x->state == MEMBER_STALE || x->state == MEMBER_FAULTY)
-				return errmsg_fail(-EEXIST, err, errlen,
-				                   "%s is still listed as dev%d (%s): remove it first "
-				                   "(raidfuse remove %s dev%d), then add it",
-				                   path, i, member_state_name(x->state),
-				                   a->served_dir ? a->served_dir : "MOUNTPOINT", i);
-			return errmsg_fail(-EEXIST, err, errlen, "%s is a member of this array already",
-			                   path);
-		}
-		if (x->sb.dev_number + 1 > next_dev)
-			next_dev = x->sb.dev_number + 1;
-	}
-	rc = member_claim(m, true, err, errlen);
-	if (rc < 0) {
-		member_close(m);
-		return rc;
-	}
-	uint64_t need = model->data_offset_bytes + a->geo.dev_bytes;
-	if (m->file_bytes < need) {
-		uint64_t have = m->file_bytes;
-		member_close(m);
-		return errmsg_fail(-ENOSPC, err, errlen,
-		                   "%s is %" PRIu64 " bytes; a member of this array needs %" PRIu64,
-		                   path, have, need);
-	}
-	bool has_super = member_super_load(m, NULL, 0) == 0;
-	const char *version;
-	if (!has_super && member_other_md_super(m, &version)) {
-		member_close(m);
-		return errmsg_fail(-EBUSY, err, errlen,
-		                   "%s holds an md superblock (metadata %s) of another array: "
-		                   "wipe it first (mdadm --zero-superblock, or raidfuse create "
-		                   "--force) if that array is no longer wanted",
-		                   path, version);
-	}
-	if (has_super && m->super_minor != a->super_minor) {
-		int minor = m->super_minor;
-		member_close(m);
-		return errmsg_fail(-EBUSY, err, errlen,
-		                   "%s holds an md metadata 1.%d superblock, and this array's members "
-		                   "metadata 1.%d ones: it is no member of this array; wipe it first "
-		                   "(mdadm --zero-superblock, or raidfuse create --force) if what it "
-		                   "held is no longer wanted",
-		                   path, minor, a->super_minor);
-	}
-	if (has_super && memcmp(m->sb.set_uuid, a->set_uuid, 16) != 0) {
-		char name[sizeof(m->sb.set_name) + 1];
-		snprintf(name, sizeof(name), "%.*s", (int)sizeof(m->sb.set_name), m->sb.set_name);
-		member_close(m);
-		return errmsg_fail(-EBUSY, err, errlen,
-		                   "%s holds the md superblock of another array (%s): wipe it "
-		                   "first (mdadm --zero-superblock, or raidfuse create --force) if "
-		                   "that array is no longer wanted",
-		                   path, name[0] ? name : "no name");
-	}
-	uint64_t bad_bytes;
-	rc = has_super ? member_badblocks_load(m, err, errlen) : 0;
-	if (rc < 0) {
-		member_close(m);
-		return rc;
-	}
-	if (member_badblocks_count(m, &bad_bytes)) {
-		member_close(m);
-		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s has %" PRIu64 " sectors in md's bad block log of its old "
-		                   "place, which mean nothing for a new member: wipe it (raidfuse "
-		                   "create --force) to add it as a new member",
-		                   path, bad_bytes / SECTOR_BYTES);
-	}
-	if (has_super) {
-		uint16_t old_role = md_super_role(&m->sb);
-		/* One that was itself being rebuilt when it left holds only
-		 * what that rebuild had reached (md re-adds it only with
-		 * MD_FEATURE_RECOVERY_BITMAP, which raidfuse never writes):
-		 * all of it again. */
-		bool was_recovering = (m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
-		                      m->sb.recovery_offset != MD_RESYNC_NONE;
-		/* It left while the bitmap kept every region written since: it
-		 * needs only those (md's re-add). */
-		if (readd_role && old_role < a->geo.raid_disks && !a->slot[old_role] &&
-		    !a->rebuilding[old_role] && a->bitmap && !was_recovering &&
-		    m->sb.events >= bitmap_events_cleared(a->bitmap) &&
-		    m->sb.data_offset * SECTOR_BYTES == model->data_offset_bytes)
-			*readd_role = old_role;
-		if (old_role < a->geo.raid_disks && a->slot[old_role]) {
-			member_close(m);
-			return errmsg_fail(-EBUSY, err, errlen,
-			                   "%s was role %u of this array, which another member now "
-			                   "serves: it was replaced; wipe it (raidfuse create --force) "
-			                   "to add it as a new member",
-			                   path, old_role);
-		}
-	}
-	if (next_dev >= model->sb.max_dev) {
-		member_close(m);
-		return errmsg_fail(-ENOSPC, err, errlen, "no free device number in the superblock");
-	}
-	/* Its own flags (write-mostly) come back with a re-added member, as
-	 * md reads them from its superblock; a new one has none. */
-	uint8_t own_devflags = readd_role && *readd_role >= 0 ? m->sb.devflags : 0;
-	m->sb = model->sb;
-	m->sb.devflags = own_devflags;
-	atomic_store(&m->write_mostly, (own_devflags & MD_DEVFLAG_WRITE_MOSTLY) != 0);
-	m->sb.dev_number = next_dev;
-	m->super_minor = a->super_minor;
-	m->sb.data_size = m->file_bytes / SECTOR_BYTES - m->sb.data_offset;
-	if (a->super_minor == 0) {
-		/* Metadata 1.0: the superblock near this member's own end, the
-		 * bitmap and the bad block log just before it (negative
-		 * offsets from it), the data from 0 up to them. */
-		uint64_t at = member_super1_offset_sectors(0, m->file_bytes / SECTOR_BYTES);
-		int64_t lowest = 0;
-		if ((m->sb.feature_map & MD_FEATURE_BITMAP_OFFSET) && m->sb.bitmap_offset < lowest)
-			lowest = m->sb.bitmap_offset;
-		if (m->sb.bblog_size && m->sb.bblog_offset < lowest)
-			lowest = m->sb.bblog_offset;
-		int64_t data_end = at == UINT64_MAX ? -1 : (int64_t)at + lowest;
-		if (data_end < 0 || (uint64_t)data_end < m->sb.data_offset ||
-		    ((uint64_t)data_end - m->sb.data_offset) * SECTOR_BYTES < a->geo.dev_bytes) {
-			member_close(m);
-			return errmsg_fail(-ENOSPC, err, errlen,
-			                   "%s is too small for a member of this metadata 1.0 array: "
-			                   "its data (%" PRIu64 " bytes) and, after it, the bitmap, bad "
-			                   "block log and superblock must fit",
-			                   path, a->geo.dev_bytes);
-		}
-		m->sb.super_offset = at;
-		m->sb.data_size = (uint64_t)data_end - m->sb.data_offset;
-	}
-	m->sb.recovery_offset = MD_RESYNC_NONE;
-	/* A bad block log describes its own member's sectors (and members
-	 * with one are refused above): the new member starts with an empty
-	 * one where the model keeps its log, for sectors its rebuild finds
-	 * nowhere. */
-	m->sb.feature_map &= ~(MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_BAD_BLOCKS);
-	m->data_offset_bytes = model->data_offset_bytes;
-	rc = member_badblocks_load(m, err, errlen);
-	if (rc < 0) {
-		member_close(m);
-		return rc;
-	}
-	if (getrandom(m->sb.device_uuid, sizeof(m->sb.device_uuid), 0) != sizeof(m->sb.device_uuid)) {
-		member_close(m);
-		return errmsg_fail(-EIO, err, errlen, "cannot get random bytes");
-	}
-	m->role = -1;
-	m->state = MEMBER_SPARE;
-	*out = m;
-	return 0;
-}
-
-static int add_member_serialized(struct raid_array *a, const char *path, char *err,
-                                 size_t errlen)
-{
-	struct member *m;
-	int readd_role = -1;
-	int rc = array_member_prepare(a, path, &m, &readd_role, err, errlen);
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&a->state_lock);
-	a->nr_members++;
-	array_roles_set(a, m->sb.dev_number, MD_ROLE_SPARE);
-	if (readd_role >= 0) {
-		a->rebuilding[readd_role] = m;
-		a->rebuild_bitmap_only[readd_role] = true;
-		atomic_store(&a->rebuilt_bytes[readd_role], 0);
-		m->sb.recovery_offset = 0;
-	}
-	rc = array_super_sync(a, false);
-	pthread_mutex_unlock(&a->state_lock);
-	if (rc < 0)
-		return errmsg_fail(rc, err, errlen, "cannot record the new member: %s", strerror(-rc));
-	if (readd_role >= 0)
-		array_logf(a, "re-added %s to role %d: only the %" PRIu64 " regions the bitmap "
-		           "marks are rebuilt",
-		           m->abs_path, readd_role, bitmap_count_set(a->bitmap));
-	else
-		array_logf(a, "added %s as a spare (device %u)", m->abs_path, m->sb.dev_number);
-	array_recovery_kick(a);
-	return 0;
-}
-
 bool array_rebuild_needed(struct raid_array *a, int role, uint64_t sync_off, uint64_t len)
 {
 	if (!a->rebuild_bitmap_only[role] || !a->bitmap)
@@ -1032,64 +748,7 @@ int array_rebuild_lost(struct raid_array *a, int role, struct member *m, uint64_
 	return 0;
 }
 
-int array_add_member(struct raid_array *a, const char *path, char *err, size_t errlen)
-{
-	pthread_mutex_lock(&a->member_add_lock);
-	int rc = add_member_serialized(a, path, err, errlen);
-	pthread_mutex_unlock(&a->member_add_lock);
-	return rc;
-}
-
-static int replace_member_serialized(struct raid_array *a, struct member *old, const char *path,
-                                     char *err, size_t errlen)
-{
-	struct member *m;
-	int role = old->role;
-
-	int refused = array_rebuild_refusal(a, err, errlen);
-	if (refused < 0)
-		return refused;
-	if (old->state != MEMBER_IN_SYNC || role < 0)
-		return errmsg_fail(-EINVAL, err, errlen, "%s is not in sync: add a member instead",
-		                   old->abs_path);
-	if (a->rebuilding[role])
-		return errmsg_fail(-EBUSY, err, errlen, "role %d is being rebuilt already", role);
-	int rc = array_member_prepare(a, path, &m, NULL, err, errlen);
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&a->state_lock);
-	a->nr_members++;
-	a->rebuilding[role] = m;
-	atomic_store(&a->rebuilt_bytes[role], 0);
-	m->sb.recovery_offset = 0;
-	pthread_mutex_unlock(&a->state_lock);
-	array_logf(a, "replacing %s (role %d) with %s; the old member serves until the copy ends",
-	           old->abs_path, role, m->abs_path);
-	rc = array_sync_recover(a, role, m);
-	if (rc < 0) {
-		pthread_mutex_lock(&a->state_lock);
-		a->rebuilding[role] = NULL;
-		m->state = MEMBER_REMOVED;
-		/* Free for a retry once the check ends. */
-		member_unclaim(m);
-		pthread_mutex_unlock(&a->state_lock);
-		return errmsg_fail(rc, err, errlen, "cannot start the copy: %s",
-		                   rc == -EBUSY ? "a check, repair or rebuild is running" :
-		                                  strerror(-rc));
-	}
-	return 0;
-}
-
-int array_replace_member(struct raid_array *a, struct member *old, const char *path, char *err,
-                         size_t errlen)
-{
-	pthread_mutex_lock(&a->member_add_lock);
-	int rc = replace_member_serialized(a, old, path, err, errlen);
-	pthread_mutex_unlock(&a->member_add_lock);
-	return rc;
-}
-
-/* ---- assembly ------------------------------------------------------- */
+/* ---- life cycle ----------------------------------------------------- */
 
 void array_tuning_defaults(struct array_tuning *t)
 {
@@ -1110,7 +769,7 @@ void array_note_write_error(struct raid_array *a, int err)
 	pthread_mutex_unlock(&a->state_lock);
 }
 
-static void array_free(struct raid_array *a)
+void array_free(struct raid_array *a)
 {
 	if (!a)
 		return;
@@ -1135,399 +794,6 @@ static void array_free(struct raid_array *a)
 	pthread_mutex_destroy(&a->member_add_lock);
 	free(a->served_dir);
 	free(a);
-}
-
-static int assemble_open_members(struct raid_array *a, const char *const *paths, int nr_paths,
-                                 bool read_only, char *err, size_t errlen)
-{
-	/* Room for members added while mounted, so pointers stay valid. */
-	a->members_capacity = nr_paths + RAID_MAX_MEMBERS;
-	a->members = calloc((size_t)a->members_capacity, sizeof(*a->members));
-	if (!a->members)
-		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
-	for (int i = 0; i < nr_paths; i++) {
-		int rc = member_open(&a->members[i], paths[i], read_only, err, errlen);
-		if (rc < 0)
-			return rc;
-		a->nr_members++;
-		array_note_partition_backup(a, &a->members[i]);
-		for (int j = 0; j < i; j++) {
-			if (member_same_file(&a->members[j], &a->members[i]))
-				return errmsg_fail(-EINVAL, err, errlen,
-				                   "%s and %s are the same member given twice",
-				                   paths[j], paths[i]);
-		}
-	}
-	for (int i = 0; i < nr_paths; i++) {
-		int rc = member_claim(&a->members[i], !read_only, err, errlen);
-		if (rc < 0)
-			return rc;
-	}
-	for (int i = 0; i < nr_paths; i++) {
-		int rc = member_super_load(&a->members[i], err, errlen);
-		if (rc == 0)
-			rc = member_badblocks_load(&a->members[i], err, errlen);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-static int assemble_check_uuids(struct raid_array *a, char *err, size_t errlen)
-{
-	const struct md_super *first = &a->members[0].sb;
-
-	for (int i = 1; i < a->nr_members; i++) {
-		const struct md_super *sb = &a->members[i].sb;
-		if (memcmp(sb->set_uuid, first->set_uuid, 16) != 0) {
-			char u0[36], u1[36];
-			md_uuid_format(first->set_uuid, u0);
-			md_uuid_format(sb->set_uuid, u1);
-			return errmsg_fail(-EINVAL, err, errlen,
-			                   "%s belongs to array %s but %s belongs to array %s: "
-			                   "members of different arrays",
-			                   a->members[i].path, u1, a->members[0].path, u0);
-		}
-	}
-	return 0;
-}
-
-/* The fields that give the array its shape, as mdadm's compare_super1
- * compares them: a member that disagrees with the freshest is corrupt, or
- * from another incarnation of the array, and its data would be read with
- * a shape that is not its own. mdadm aborts the assembly; so does this. */
-static int assemble_check_shape(const struct member *m, const struct member *fresh, char *err,
-                                size_t errlen)
-{
-	const struct md_super *x = &m->sb, *f = &fresh->sb;
-	if (m->super_minor != fresh->super_minor)
-		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s holds an md metadata 1.%d superblock, %s a 1.%d one: members "
-		                   "of different arrays",
-		                   m->path, m->super_minor, fresh->path, fresh->super_minor);
-	const char *field = x->level != f->level           ? "level"
-	                    : x->layout != f->layout       ? "layout"
-	                    : x->chunksize != f->chunksize ? "chunksize"
-	                    : x->raid_disks != f->raid_disks ? "raid_disks"
-	                    : x->size != f->size           ? "size"
-	                    : x->ctime != f->ctime         ? "ctime"
-	                                                   : NULL;
-	if (!field)
-		return 0;
-	return errmsg_fail(-EINVAL, err, errlen,
-	                   "%s: its superblock does not match %s's (%s differs: level %d/%d, "
-	                   "layout 0x%x/0x%x, chunksize %u/%u, raid_disks %u/%u, size %" PRIu64
-	                   "/%" PRIu64 " sectors): a corrupt superblock, or members of "
-	                   "different arrays",
-	                   m->path, fresh->path, field, x->level, f->level, x->layout, f->layout,
-	                   x->chunksize, f->chunksize, x->raid_disks, f->raid_disks, x->size,
-	                   f->size);
-}
-
-static int assemble_check_features(struct member *m, char *err, size_t errlen)
-{
-	/* md's re-add recovery (MD_FEATURE_RECOVERY_BITMAP): below
-	 * recovery_offset the member is in sync, above it only what the
-	 * bitmap marks is not. A plain recovery from recovery_offset
-	 * rebuilds a superset of that, so the member resumes as one. */
-	if ((m->sb.feature_map & MD_FEATURE_RECOVERY_BITMAP) &&
-	    (m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET))
-		m->sb.feature_map &= ~MD_FEATURE_RECOVERY_BITMAP;
-	uint32_t unknown = m->sb.feature_map & ~MD_FEATURES_SUPPORTED;
-	if (unknown & (MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS |
-	               MD_FEATURE_NEW_OFFSET))
-		return errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                   "%s: a reshape is in progress (feature_map 0x%x); finish it "
-		                   "with mdadm first",
-		                   m->path, m->sb.feature_map);
-	if (unknown)
-		return errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                   "%s: superblock features 0x%x are not supported (%s)",
-		                   m->path, unknown,
-		                   unknown & MD_FEATURE_JOURNAL      ? "a write journal"
-		                   : unknown & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)
-		                                                     ? "a partial parity log"
-		                   : unknown & MD_FEATURE_CLUSTERED ? "a clustered array"
-		                   : unknown & MD_FEATURE_RECOVERY_BITMAP
-		                           ? "a bitmap recovery without a recovery offset"
-		                           : "features unknown to raidfuse; the superblock may be "
-		                             "corrupt");
-	return 0;
-}
-
-/* Place members in their roles from the freshest superblock. */
-static int assemble_place_members(struct raid_array *a, const struct md_super *fresh,
-                                  char *err, size_t errlen)
-{
-	for (int i = 0; i < a->nr_members; i++) {
-		struct member *m = &a->members[i];
-		uint32_t dev = m->sb.dev_number;
-		uint16_t role = dev < fresh->max_dev ? fresh->dev_roles[dev] : MD_ROLE_SPARE;
-
-		m->role = -1;
-		m->state = MEMBER_STALE;
-		if (m->sb.events + 1 < fresh->events) {
-			array_logf(a,
-			          "%s: events %" PRIu64 " are behind the array's %" PRIu64
-			          " (stale: it missed later writes); leaving it out",
-			          m->path, m->sb.events, fresh->events);
-			continue;
-		}
-		if (role == MD_ROLE_FAULTY) {
-			array_logf(a, "%s: the array records this member as faulty; leaving it out",
-			          m->abs_path);
-			continue;
-		}
-		/* Its role is what its own superblock says, as md reads it: a
-		 * member that one superblock update behind still calls itself
-		 * a spare never learnt that a rebuild onto it began (the
-		 * daemon died between the writes) and holds nothing yet. */
-		uint16_t own_role = dev < m->sb.max_dev ? m->sb.dev_roles[dev] : MD_ROLE_SPARE;
-		if (role < (uint16_t)a->geo.raid_disks && own_role != role) {
-			if (own_role == MD_ROLE_SPARE) {
-				m->state = MEMBER_SPARE;
-				array_logf(a, "%s: the array gives it role %u but its own superblock says "
-				           "spare (a rebuild onto it had just begun); not used: add it "
-				           "again for a full rebuild",
-				           m->abs_path, role);
-			} else {
-				array_logf(a, "%s: its own superblock gives it role %u, the array's role "
-				           "%u; leaving it out",
-				           m->abs_path, own_role, role);
-			}
-			continue;
-		}
-		if (role == MD_ROLE_SPARE || role == MD_ROLE_JOURNAL) {
-			m->state = MEMBER_SPARE;
-			array_logf(a, "%s: a spare; not used by this version", m->abs_path);
-			continue;
-		}
-		if (role >= (uint16_t)a->geo.raid_disks)
-			return errmsg_fail(-EINVAL, err, errlen,
-			                   "%s: role %u is beyond raid_disks %d", m->path, role,
-			                   a->geo.raid_disks);
-		bool recovering = (m->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
-		                  m->sb.recovery_offset != MD_RESYNC_NONE;
-		/* md would take a checkpoint past the data as a finished
-		 * recovery, trusting a corrupt field with a member never
-		 * copied; rebuilding it whole costs time, not data. */
-		if (recovering && m->sb.recovery_offset > m->sb.data_size) {
-			array_logf(a, "%s: recovery_offset %" PRIu64 " sectors is past its data (%" PRIu64
-			           " sectors): corrupt; it is rebuilt from the start",
-			           m->abs_path, (uint64_t)m->sb.recovery_offset,
-			           (uint64_t)m->sb.data_size);
-			m->sb.recovery_offset = 0;
-		}
-		/* A replacement being copied claims the role of the member it
-		 * replaces; the one that is in sync keeps serving. */
-		if (a->slot[role] && recovering && !a->rebuilding[role]) {
-			a->rebuilding[role] = m;
-			atomic_store(&a->rebuilt_bytes[role], m->sb.recovery_offset * SECTOR_BYTES);
-			m->role = role;
-			m->state = MEMBER_REBUILDING;
-			continue;
-		}
-		if (a->slot[role] && !recovering && a->rebuilding[role] == NULL) {
-			/* fall through to the error below */
-		} else if (a->rebuilding[role] && !recovering && !a->slot[role]) {
-			a->slot[role] = m;
-			m->role = role;
-			m->state = MEMBER_IN_SYNC;
-			a->geo.member_bytes[role] = m->sb.data_size * SECTOR_BYTES;
-			continue;
-		}
-		if (a->slot[role])
-			return errmsg_fail(-EINVAL, err, errlen,
-			                   "%s and %s both claim role %u of the array",
-			                   a->slot[role]->path, m->path, role);
-		if (recovering) {
-			/* Resume where the recovery had got to. */
-			a->rebuilding[role] = m;
-			atomic_store(&a->rebuilt_bytes[role], m->sb.recovery_offset * SECTOR_BYTES);
-			m->role = role;
-			m->state = MEMBER_REBUILDING;
-			array_logf(a, "%s: recovery onto it stopped at %" PRIu64 " MiB; it resumes",
-			           m->abs_path, m->sb.recovery_offset / 2048);
-			continue;
-		}
-		a->slot[role] = m;
-		m->role = role;
-		m->state = MEMBER_IN_SYNC;
-		a->geo.member_bytes[role] = m->sb.data_size * SECTOR_BYTES;
-	}
-	return 0;
-}
-
-int array_assemble(struct raid_array **out, const char *const *paths, int nr_paths,
-                   const struct array_assemble_opts *opts, char *err, size_t errlen)
-{
-	struct raid_array *a;
-	const struct md_super *fresh;
-	bool missing[RAID_MAX_MEMBERS];
-	char missing_text[256];
-	int rc;
-
-	*out = NULL;
-	if (nr_paths < 1)
-		return errmsg_fail(-EINVAL, err, errlen, "no members given");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
-	pthread_mutex_init(&a->state_lock, NULL);
-	pthread_mutex_init(&a->member_add_lock, NULL);
-	pthread_mutex_init(&a->workers_lock, NULL);
-	pthread_mutex_init(&a->log_lock, NULL);
-	row_locks_init(&a->row_locks);
-	a->read_only = opts->read_only;
-	if (opts->tuning_set)
-		a->tuning = opts->tuning;
-	else
-		array_tuning_defaults(&a->tuning);
-	if (a->tuning.cache_bytes == 0)
-		a->tuning.write_back = false;
-	a->log = opts->log;
-	a->log_ctx = opts->log_ctx;
-	a->event = opts->event;
-	a->event_ctx = opts->event_ctx;
-	if (opts->served_dir && !(a->served_dir = strdup(opts->served_dir))) {
-		rc = errmsg_fail(-ENOMEM, err, errlen, "out of memory");
-		goto fail;
-	}
-
-	rc = assemble_open_members(a, paths, nr_paths, opts->read_only, err, errlen);
-	if (rc == 0)
-		rc = assemble_check_uuids(a, err, errlen);
-	if (rc < 0)
-		goto fail;
-
-	const struct member *fresh_member = &a->members[0];
-	for (int i = 1; i < a->nr_members; i++)
-		if (a->members[i].sb.events > fresh_member->sb.events)
-			fresh_member = &a->members[i];
-	fresh = &fresh_member->sb;
-	a->super_minor = fresh_member->super_minor;
-	for (int i = 0; i < a->nr_members; i++) {
-		rc = assemble_check_features(&a->members[i], err, errlen);
-		if (rc == 0)
-			rc = assemble_check_shape(&a->members[i], fresh_member, err, errlen);
-		if (rc < 0)
-			goto fail;
-	}
-	rc = array_geometry_from_super(&a->geo, fresh, err, errlen);
-	if (rc < 0)
-		goto fail;
-	a->ops = raid_level_find(a->geo.level);
-	memcpy(a->set_uuid, fresh->set_uuid, 16);
-	memcpy(a->set_name, fresh->set_name, sizeof(a->set_name));
-	a->events = fresh->events;
-	bool dirty = fresh->resync_offset != MD_RESYNC_NONE;
-
-	rc = assemble_place_members(a, fresh, err, errlen);
-	if (rc < 0)
-		goto fail;
-	/* From here on every serving member carries the authority's roles. */
-	for (int role = 0; role < a->geo.raid_disks; role++) {
-		struct member *m = a->slot[role];
-		if (!m || &m->sb == fresh)
-			continue;
-		m->sb.max_dev = fresh->max_dev;
-		memcpy(m->sb.dev_roles, fresh->dev_roles, sizeof(m->sb.dev_roles));
-	}
-	for (int role = 0; role < a->geo.raid_disks; role++)
-		missing[role] = !a->slot[role];
-	array_missing_text(a, missing_text, sizeof(missing_text));
-	int nr_missing = array_missing_count(a);
-	if (!a->ops->can_run(&a->geo, missing)) {
-		/* A member part way through its rebuild is present but cannot
-		 * serve its role: say so rather than call it missing. */
-		int nr_part_rebuilt = 0;
-		for (int role = 0; role < a->geo.raid_disks; role++)
-			nr_part_rebuilt += !a->slot[role] && a->rebuilding[role];
-		char part_text[96] = "";
-		if (nr_part_rebuilt)
-			snprintf(part_text, sizeof(part_text),
-			         " (%d of them only part way through a rebuild)", nr_part_rebuilt);
-		rc = errmsg_fail(-ENODEV, err, errlen,
-		                 "cannot start %s array: %d of %d members in sync; missing role(s) "
-		                 "%s%s",
-		                 a->ops->name, a->geo.raid_disks - nr_missing, a->geo.raid_disks,
-		                 missing_text, part_text);
-		goto fail;
-	}
-	int nr_without_member = 0;
-	for (int role = 0; role < a->geo.raid_disks; role++)
-		nr_without_member += !a->slot[role] && !a->rebuilding[role];
-	if (nr_without_member && !opts->run_degraded) {
-		rc = errmsg_fail(-ENODEV, err, errlen,
-		                 "%s array is degraded (missing role(s) %s); pass --run to start "
-		                 "it degraded",
-		                 a->ops->name, missing_text);
-		goto fail;
-	}
-	/* md's rule for parity levels (raid5's "cannot start dirty degraded
-	 * array"): a row the crash left half written would rebuild a missing
-	 * member's chunk wrongly. Mirrors have no such hole; md starts them. */
-	if (nr_missing && dirty && !opts->force && a->ops->max_parity > 0) {
-		rc = errmsg_fail(-EUCLEAN, err, errlen,
-		                 "%s array is both degraded (missing role(s) %s) and dirty (not "
-		                 "stopped cleanly), so its parity cannot be trusted; pass --force "
-		                 "to start it anyway",
-		                 a->ops->name, missing_text);
-		goto fail;
-	}
-	/* Members of levels without per-member size use their own data area. */
-	for (int role = 0; role < a->geo.raid_disks; role++)
-		if (!a->slot[role])
-			a->geo.member_bytes[role] = a->geo.dev_bytes;
-	rc = a->ops->geometry_init(&a->geo, &a->level_priv, err, errlen);
-	if (rc < 0)
-		goto fail;
-	/* The bitmap lives on the members in sync (md reads it from one of
-	 * those): a spare, or a member being rebuilt, carries the array's
-	 * events but no bitmap of its own. */
-	struct member *bitmap_source = NULL;
-	for (int role = 0; role < a->geo.raid_disks; role++) {
-		struct member *m = a->slot[role];
-		if (m && &m->sb == fresh) {
-			bitmap_source = m;
-			break;
-		}
-		if (m && (!bitmap_source || m->sb.events > bitmap_source->sb.events))
-			bitmap_source = m;
-	}
-	if (bitmap_source)
-		rc = bitmap_load(a, bitmap_source, err, errlen);
-	if (rc < 0)
-		goto fail;
-	if (a->bitmap && !a->ops->bitmap_capable && !a->read_only) {
-		rc = errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                 "%s arrays with a write-intent bitmap can be mounted --readonly "
-		                 "only",
-		                 a->ops->name);
-		goto fail;
-	}
-	/* Members being rebuilt too: the rebuild writes their whole share. */
-	uint64_t need_sectors = a->geo.dev_bytes / SECTOR_BYTES;
-	for (int role = 0; role < a->geo.raid_disks; role++) {
-		struct member *serving[2] = { a->slot[role], a->rebuilding[role] };
-		for (int i = 0; i < 2; i++) {
-			struct member *m = serving[i];
-			if (m && need_sectors > m->sb.data_size) {
-				rc = errmsg_fail(-EINVAL, err, errlen,
-				                 "%s: data_size %" PRIu64 " sectors is smaller than the "
-				                 "array's per-member size %" PRIu64 " sectors",
-				                 m->path, m->sb.data_size, need_sectors);
-				goto fail;
-			}
-		}
-	}
-
-	a->was_dirty = dirty;
-	*out = a;
-	return 0;
-fail:
-	array_free(a);
-	return rc;
 }
 
 /* After an unclean stop: resync what the bitmap marks, or everything. */

@@ -147,6 +147,14 @@ int array_start(struct raid_array *a, char *err, size_t errlen);
 /* Stop: flush, mark clean in the superblocks (unless read-only), close. */
 int array_stop(struct raid_array *a);
 
+/* mdadm --grow --bitmap on an assembled array that was not started (the
+ * array clean, every member in sync): add an internal write-intent bitmap
+ * (internal; chunk_wanted_bytes 0 for create's default) or remove it.
+ * The superblocks are written before it returns. 0, or -errno with err
+ * saying what is wrong (nothing written then, unless a write failed). */
+int array_grow_bitmap(struct raid_array *a, bool internal, uint64_t chunk_wanted_bytes,
+                      char *err, size_t errlen);
+
 /* Volume I/O; off + len must be within the array. 0 or -errno. */
 int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);

@@ -318,6 +318,18 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 		m->sb.max_dev = fresh->max_dev;
 		memcpy(m->sb.dev_roles, fresh->dev_roles, sizeof(m->sb.dev_roles));
 	}
+	/* And its bitmap: md keeps one bitmap offset for the array and
+	 * super_1_sync writes it to every member. A member one update behind
+	 * (raidfuse grow --bitmap stopped between two members) would else
+	 * have the bitmap written over its superblock, or keep a stale one. */
+	for (int i = 0; i < a->nr_members; i++) {
+		struct member *m = &a->members[i];
+		if (!member_is_live(m) || &m->sb == fresh)
+			continue;
+		m->sb.feature_map = (m->sb.feature_map & ~MD_FEATURE_BITMAP_OFFSET) |
+		                    (fresh->feature_map & MD_FEATURE_BITMAP_OFFSET);
+		m->sb.bitmap_offset = fresh->bitmap_offset;
+	}
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		missing[role] = !a->slot[role];
 	array_missing_text(a, missing_text, sizeof(missing_text));

@@ -25,9 +25,8 @@
 
 #define CREATE_DATA_OFFSET_SECTORS 2048u  /* 1 MiB, as mdadm 4.x for small members */
 #define CREATE_BBLOG_OFFSET_SECTORS (BITMAP_OFFSET_SECTORS + 8) /* from the superblock */
-#define CREATE_BBLOG_SECTORS 8u           /* one page: 512 entries, as mdadm */
-#define CREATE_BITMAP_SECTORS 8u          /* the bitmap create writes: 4 KiB */
-_Static_assert(MD_BITMAP_SB_BYTES + BITMAP_ROOM_BITS / 8 <= 8 * SECTOR_BYTES,
+#define CREATE_BBLOG_SECTORS ((unsigned)BITMAP_BBLOG_ROOM_SECTORS) /* 512 entries, as mdadm */
+_Static_assert(MD_BITMAP_SB_BYTES + BITMAP_ROOM_BITS / 8 <= BITMAP_WRITTEN_SECTORS * SECTOR_BYTES,
                "the bitmap create writes must end before the bad block log");
 #define CREATE_MIN_CHUNK_BYTES (4u * 1024u)
 #define CREATE_MAX_CHUNK_BYTES (1024u * 1024u)
@@ -83,9 +82,9 @@ static struct create_layout create_layout_for(int super_minor, uint64_t member_s
 	if (super_minor == 0) {
 		l.super_offset = member_super1_offset_sectors(0, member_sectors);
 		l.bblog_offset = -(int32_t)CREATE_BBLOG_SECTORS;
-		l.bitmap_offset = bitmap ? l.bblog_offset - (int32_t)CREATE_BITMAP_SECTORS : 0;
+		l.bitmap_offset = bitmap ? l.bblog_offset - (int32_t)BITMAP_WRITTEN_SECTORS : 0;
 		uint64_t reserved = CREATE_BBLOG_SECTORS +
-		                    (bitmap ? CREATE_BITMAP_SECTORS
+		                    (bitmap ? BITMAP_WRITTEN_SECTORS
 		                            : create_bitmap_room_sectors(member_sectors));
 		l.data_sectors = l.super_offset > reserved ? l.super_offset - reserved : 0;
 		return l;

@@ -140,12 +140,14 @@ static void bitmap_super_fill(struct md_bitmap_super *bsb, const uint8_t uuid[16
 int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t sync_bytes,
                          uint64_t bitmap_chunk_bytes, uint64_t events)
 {
-	uint8_t raw[MD_BITMAP_SB_BYTES];
+	uint8_t raw[BITMAP_WRITTEN_SECTORS * SECTOR_BYTES];
 	struct md_bitmap_super bsb;
 
+	/* The bits too: grow writes where an older array may have left
+	 * bytes (create has zeroed them already). */
+	memset(raw, 0, sizeof(raw));
 	bitmap_super_fill(&bsb, uuid, sync_bytes, bitmap_chunk_bytes, events);
 	md_bitmap_super_encode(&bsb, raw);
-	/* The bits that follow are zero already: create zeroes the member. */
 	return member_pwrite_abs(m, raw, sizeof(raw), bitmap_sb_abs_off(&m->sb));
 }
 
@@ -180,6 +182,31 @@ static bool bytes_overlap(uint64_t start, uint64_t end, uint64_t lo, uint64_t le
 	return start < lo + len && lo < end;
 }
 
+/* What of m the bytes [start, end) would overwrite (its superblock, its
+ * data, its bad block log if with_bblog) or run past, or NULL. */
+static const char *bitmap_clash(const struct member *m, uint64_t start, uint64_t end,
+                                bool with_bblog)
+{
+	const struct md_super *sb = &m->sb;
+	uint64_t sb_at = sb->super_offset * SECTOR_BYTES;
+	/* Whole sectors, as member_super_store writes them. */
+	uint64_t sb_len = (md_super_bytes(sb->max_dev) + SECTOR_BYTES - 1) / SECTOR_BYTES *
+	                  SECTOR_BYTES;
+
+	if (bytes_overlap(start, end, sb_at, sb_len))
+		return "its superblock";
+	if (bytes_overlap(start, end, m->data_offset_bytes, sb->data_size * SECTOR_BYTES))
+		return "its data area";
+	if (end > m->file_bytes)
+		return "the end of the member";
+	if (with_bblog &&
+	    bytes_overlap(start, end,
+	                  (uint64_t)((int64_t)sb->super_offset + sb->bblog_offset) * SECTOR_BYTES,
+	                  (uint64_t)sb->bblog_size * SECTOR_BYTES))
+		return "its bad block log";
+	return NULL;
+}
+
 /* The bitmap is written at [start, end) of every member in sync or being
  * rebuilt (bitmap_offset from each one's own superblock, as md does: in
  * metadata 1.0 members of different sizes keep it in different places): it
@@ -189,25 +216,7 @@ static bool bytes_overlap(uint64_t start, uint64_t end, uint64_t lo, uint64_t le
 static int bitmap_region_check(const struct member *m, uint64_t start, uint64_t end, char *err,
                                size_t errlen)
 {
-	const struct md_super *sb = &m->sb;
-	uint64_t sb_at = sb->super_offset * SECTOR_BYTES;
-	/* Whole sectors, as member_super_store writes them. */
-	uint64_t sb_len = (md_super_bytes(sb->max_dev) + SECTOR_BYTES - 1) / SECTOR_BYTES *
-	                  SECTOR_BYTES;
-	const char *what = NULL;
-
-	if (bytes_overlap(start, end, sb_at, sb_len))
-		what = "its superblock";
-	else if (bytes_overlap(start, end, m->data_offset_bytes, sb->data_size * SECTOR_BYTES))
-		what = "its data area";
-	else if (end > m->file_bytes)
-		what = "the end of the member";
-	else if (m->badblocks &&
-	         bytes_overlap(start, end,
-	                       (uint64_t)((int64_t)sb->super_offset + sb->bblog_offset) *
-	                               SECTOR_BYTES,
-	                       (uint64_t)sb->bblog_size * SECTOR_BYTES))
-		what = "its bad block log";
+	const char *what = bitmap_clash(m, start, end, m->badblocks != NULL);
 	if (!what)
 		return 0;
 	return errmsg_fail(-EINVAL, err, errlen,
@@ -215,6 +224,35 @@ static int bitmap_region_check(const struct member *m, uint64_t start, uint64_t 
 	                   "%s: the superblock's bitmap_offset, data_offset or bblog_offset is "
 	                   "corrupt",
 	                   m->path, start, end, what);
+}
+
+int bitmap_place_added(const struct member *m, int32_t *offset_sectors, char *err,
+                       size_t errlen)
+{
+	const struct md_super *sb = &m->sb;
+	int32_t offset;
+
+	if (sb->super_offset < sb->data_offset) {
+		offset = BITMAP_OFFSET_SECTORS;
+	} else {
+		/* Before the log, or before the 4 KiB md keeps for one. */
+		int32_t log_at = sb->bblog_size && sb->bblog_offset < 0 ? sb->bblog_offset
+		                                                          : -BITMAP_BBLOG_ROOM_SECTORS;
+		offset = log_at - (int32_t)BITMAP_WRITTEN_SECTORS;
+	}
+	int64_t start_sector = (int64_t)sb->super_offset + offset;
+	const char *what = "the start of the member";
+	if (start_sector >= 0)
+		what = bitmap_clash(m, (uint64_t)start_sector * SECTOR_BYTES,
+		                    ((uint64_t)start_sector + BITMAP_WRITTEN_SECTORS) * SECTOR_BYTES,
+		                    sb->bblog_size != 0);
+	if (what)
+		return errmsg_fail(-ENOSPC, err, errlen,
+		                   "%s: no room for a write-intent bitmap: md's place for one, the "
+		                   "%u KiB %" PRId32 " sectors from the superblock, would overlap %s",
+		                   m->path, BITMAP_WRITTEN_SECTORS / 2, offset, what);
+	*offset_sectors = offset;
+	return 0;
 }
 
 /* Each member's bitmap, len bytes from its superblock's bitmap_offset. */

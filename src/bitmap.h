@@ -24,17 +24,19 @@ struct raid_array;
 struct write_bitmap;
 
 #define BITMAP_OFFSET_SECTORS 8        /* where create puts it: 4 KiB after the superblock */
+#define BITMAP_WRITTEN_SECTORS 8u      /* what create and grow write: 4 KiB */
+#define BITMAP_BBLOG_ROOM_SECTORS 8    /* what mdadm keeps for a bad block log */
 #define BITMAP_DAEMON_SLEEP_S 5        /* md's default */
 
 #define BITMAP_DEFAULT_CHUNK_BYTES (64ull << 20) /* mdadm's default for internal bitmaps */
 #define BITMAP_MIN_CHUNK_BYTES 4096u
 #define BITMAP_MAX_CHUNK_BYTES (1ull << 31)
 #define BITMAP_MAX_BITS 8192u                    /* what create prefers: 1 KiB of bits */
-/* The most bits create can write: the room before the bad block log, 8
- * sectors after the bitmap's, less its superblock. The default chunk
+/* The most bits create can write: the room before the bad block log,
+ * BITMAP_WRITTEN_SECTORS after the bitmap's, less its superblock. The default chunk
  * uses it only where 2 GiB chunks need more than BITMAP_MAX_BITS (a
  * resync space over 16 TiB: RAID5 of 20 TB disks). */
-#define BITMAP_ROOM_BITS ((8u * 512u - MD_BITMAP_SB_BYTES) * 8u)
+#define BITMAP_ROOM_BITS ((BITMAP_WRITTEN_SECTORS * 512u - MD_BITMAP_SB_BYTES) * 8u)
 
 /* The bitmap chunk create writes for a resync space of sync_bytes:
  * wanted_bytes if not 0 (a power of two from 4 KiB to 2 GiB whose bits
@@ -45,9 +47,20 @@ struct write_bitmap;
 int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
                       char *err, size_t errlen);
 
-/* Write a fresh bitmap (all bits clear) to a member being created. */
+/* Write a fresh bitmap (all bits clear: BITMAP_WRITTEN_SECTORS in all)
+ * where m's superblock says, to a member being created or an array
+ * growing a bitmap. Not synced. */
 int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t sync_bytes,
                          uint64_t bitmap_chunk_bytes, uint64_t events);
+
+/* Where mdadm --grow --bitmap=internal puts a bitmap on a member of an
+ * array made without one (add_internal_bitmap1, with a settable offset):
+ * 1.1 and 1.2 4 KiB after the superblock, up to the bad block log; 1.0
+ * just before its bad block log (or the 4 KiB md keeps for one), after
+ * the data. Sets *offset_sectors (from the superblock), or returns
+ * -ENOSPC with err naming what is in the way. */
+int bitmap_place_added(const struct member *m, int32_t *offset_sectors, char *err,
+                       size_t errlen);
 
 /* Read the bitmap of an assembled array (the freshest member's copy),
  * after its geometry is known (the bits cover its resync space). A stale

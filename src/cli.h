@@ -16,6 +16,7 @@ int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_grow(int argc, char **argv);
 int cmd_fail(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_check(int argc, char **argv);

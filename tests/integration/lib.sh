@@ -156,7 +156,7 @@ data_off() {
 # superblock and its checksum (as md_super_csum computes it), for states a
 # crash or md leaves that a test cannot reach otherwise. FIELDs: events,
 # feature_map, feature_or (bits to set), recovery_offset, bitmap_offset,
-# roleN.
+# bblog_offset, roleN.
 md_sb_patch() {
 	python3 - "$@" <<'PY'
 import struct, sys
@@ -177,6 +177,8 @@ with open(path, "r+b") as f:
             struct.pack_into("<Q", sb, 152, v)
         elif k == "bitmap_offset":
             struct.pack_into("<i", sb, 96, v)
+        elif k == "bblog_offset":
+            struct.pack_into("<i", sb, 188, v)
         elif k.startswith("role"):
             struct.pack_into("<H", sb, 256 + 2 * int(k[4:]), v)
         else:

@@ -139,6 +139,8 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # discarded. raid1 and raid10-n2-64k-3dev (written whole) also get a
 # corrupted control copy (NAME-control).
 # A name with -meta1.N: made with raidfuse create --metadata 1.N.
+# A name with -grown: made with --bitmap none, then given a bitmap by
+# raidfuse grow --bitmap internal (mdadm --grow --bitmap=internal).
 # Member size md1x:NAME: not made by raidfuse but md's own metadata 1.0 or
 # 1.1 array NAME of tests/data/md1x, written by raidfuse and rebuilt onto
 # a blank file 1 MiB larger than the member it replaces (a 1.0
@@ -157,10 +159,12 @@ SPECS=(
 	"raid5-ra-64k       5      3 64K right-asymmetric 17000K      -           -"
 	"raid5-ls-4k        5      3 4K  left-symmetric   16M         --direct-io -"
 	"raid5-rs-1m        5      4 1M  right-symmetric  20M         -           -"
+	"raid1-grown        1      2 -   -                8M          -           A1"
 	"raid5-ls-64k-deg   5      4 64K left-symmetric   16M         -           1"
 	"raid6-64k-deg      6      5 64K left-symmetric   16M         -           2"
 	"raid6-deg-repaired 6      5 64K left-symmetric   16M         -           D1"
 	"raid5-ls-64k-repl  5      4 64K left-symmetric   16M         -           R1"
+	"raid1-meta1.0-grown 1     2 -   -                8M          -           A0"
 	"raid5-rebuilt      5      3 64K left-symmetric   8M          -           F1"
 	"raid6-rebuilt      6      4 64K left-symmetric   8M          -           F3"
 	"raid10-f2-rebuilt  10     3 64K f2               8M          -           F0"
@@ -491,7 +495,9 @@ prepare() {
 	cre=(create --level "$level" --raid-devices "$n" --name "$name")
 	[ "$chunk" = - ] || cre+=(--chunk "$chunk")
 	[ "$layout" = - ] || cre+=(--layout "$layout")
-	[ -z "$op" ] || cre+=(--bitmap-chunk 256K)   # regions small enough to re-add or resync
+	local bitmap_opts=()
+	[ -z "$op" ] || bitmap_opts=(--bitmap-chunk 256K) # regions small enough to re-add or resync
+	if [[ $name == *-grown* ]]; then cre+=(--bitmap none); else cre+=("${bitmap_opts[@]}"); fi
 	[[ ! $name =~ -meta(1\.[012]) ]] || cre+=(--metadata "${BASH_REMATCH[1]}")
 	if [ ${#sz[@]} -gt 1 ]; then
 		for ((i = 0; i < n; i++)); do truncate -s "${sz[i]}" "${members[i]}"; done
@@ -510,6 +516,11 @@ prepare() {
 	else
 		out=$("$RAIDFUSE" "${cre[@]}" "${members[@]}" 2>&1) ||
 			{ note_fail "$name: raidfuse ${cre[*]} failed: $out"; return 1; }
+	fi
+	if [[ $name == *-grown* ]]; then
+		out=$("$RAIDFUSE" grow --bitmap internal "${bitmap_opts[@]}" "${members[@]}" 2>&1) ||
+			{ note_fail "$name: raidfuse grow --bitmap internal failed: $out"; return 1; }
+		cre+=(/ grow --bitmap internal)
 	fi
 
 	KIND[$name]=full STALE[$name]=

@@ -1,0 +1,146 @@
+/* cmd_grow.c - `raidfuse grow --bitmap internal|none MEMBER...`: add or
+ * remove the write-intent bitmap of an unmounted array, as mdadm --grow
+ * --bitmap does on a running one. mdadm's reshape options are named and
+ * refused rather than taken for unknown ones. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "array.h"
+#include "bitmap.h"
+#include "cli.h"
+#include "fs.h"
+#include "size_parse.h"
+
+static void grow_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: raidfuse grow --bitmap internal|none [--bitmap-chunk SIZE] MEMBER...\n"
+	        "Add or remove the internal write-intent bitmap of an unmounted array (mdadm\n"
+	        "--grow --bitmap). The array must be clean, with every member in sync.\n"
+	        "  -b, --bitmap internal|none  add a bitmap (all bits clear), or remove it\n"
+	        "      --bitmap-chunk SIZE  bytes one bit covers, a power of two from 4K to 2G\n"
+	        "                         (default 64M as in mdadm, more above 512 GiB); a bare\n"
+	        "                         number is KiB\n"
+	        "Changing the level, the members, the chunk or the size (a reshape) is not\n"
+	        "supported.\n");
+}
+
+int cmd_grow(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{ "bitmap", required_argument, NULL, 'b' },
+		{ "bitmap-chunk", required_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		/* mdadm --grow's reshapes, named so that the refusal is clear */
+		{ "level", required_argument, NULL, 'R' },
+		{ "raid-devices", required_argument, NULL, 'R' },
+		{ "chunk", required_argument, NULL, 'R' },
+		{ "layout", required_argument, NULL, 'R' },
+		{ "size", required_argument, NULL, 'R' },
+		{ "array-size", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *bitmap_text = NULL;
+	uint64_t chunk_wanted_bytes = 0;
+	char err[1024];
+	int opt, opt_index = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "b:hl:n:c:p:z:", long_opts, &opt_index)) != -1) {
+		switch (opt) {
+		case 'b':
+			if (strcmp(optarg, "internal") != 0 && strcmp(optarg, "none") != 0) {
+				cli_error("grow", "--bitmap '%s': use internal or none", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			bitmap_text = optarg;
+			break;
+		case 'B':
+			if (size_parse(optarg, 1024, &chunk_wanted_bytes) < 0 ||
+			    chunk_wanted_bytes == 0) {
+				cli_error("grow", "--bitmap-chunk '%s' is not a size (e.g. 64M)", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'R':
+		case 'l':
+		case 'n':
+		case 'c':
+		case 'p':
+		case 'z':
+			if (opt == 'R')
+				cli_error("grow", "--%s: raidfuse cannot reshape an array (change its "
+				          "level, members, chunk, layout or size); grow changes the "
+				          "bitmap only",
+				          long_opts[opt_index].name);
+			else
+				cli_error("grow", "-%c: raidfuse cannot reshape an array (change its "
+				          "level, members, chunk, layout or size); grow changes the "
+				          "bitmap only",
+				          opt);
+			return CLI_EXIT_USAGE;
+		case 'h':
+			grow_usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			grow_usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!bitmap_text) {
+		cli_error("grow", "--bitmap internal or --bitmap none is required");
+		grow_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	bool internal = strcmp(bitmap_text, "internal") == 0;
+	if (!internal && chunk_wanted_bytes) {
+		cli_error("grow", "--bitmap-chunk given, but --bitmap none removes the bitmap");
+		return CLI_EXIT_USAGE;
+	}
+	int nr_paths = argc - optind;
+	if (nr_paths < 1) {
+		cli_error("grow", "no members named");
+		grow_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+
+	struct array_assemble_opts opts;
+	struct raid_array *a = NULL;
+	memset(&opts, 0, sizeof(opts));
+	/* Assembled even degraded or dirty, so that the refusal says why
+	 * grow needs the array whole and clean, not how to mount it. */
+	opts.run_degraded = true;
+	opts.force = true;
+	opts.log = fs_log;
+	if (array_assemble(&a, (const char *const *)argv + optind, nr_paths, &opts, err,
+	                   sizeof(err)) < 0) {
+		cli_error("grow", "%s", err);
+		return CLI_EXIT_ERROR;
+	}
+	int rc = array_grow_bitmap(a, internal, chunk_wanted_bytes, err, sizeof(err));
+	uint64_t chunk_bytes = rc == 0 && a->bitmap ? bitmap_chunk_bytes(a->bitmap) : 0;
+	int32_t offset = a->slot[0] ? a->slot[0]->sb.bitmap_offset : 0;
+	char level[32];
+	snprintf(level, sizeof(level), "%s", a->ops->name);
+	int stop_rc = array_stop(a);
+	if (rc < 0) {
+		cli_error("grow", "%s", err);
+		return CLI_EXIT_ERROR;
+	}
+	if (stop_rc < 0) {
+		cli_error("grow", "cannot close the members: %s", strerror(-stop_rc));
+		return CLI_EXIT_ERROR;
+	}
+	if (internal)
+		printf("raidfuse: added an internal bitmap to the %s array: %" PRIu64 " KiB chunks, "
+		       "%" PRId32 " sectors from the superblock\n",
+		       level, chunk_bytes / 1024, offset);
+	else
+		printf("raidfuse: removed the internal bitmap of the %s array\n", level);
+	return CLI_EXIT_OK;
+}

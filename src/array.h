@@ -155,6 +155,14 @@ int array_stop(struct raid_array *a);
 int array_grow_bitmap(struct raid_array *a, bool internal, uint64_t chunk_wanted_bytes,
                       char *err, size_t errlen);
 
+/* mdadm --grow --size, on the same terms: each member gives want_bytes
+ * (0: the most the smallest member offers, mdadm's max) to the array,
+ * more than now; the new room is zeroed, any bitmap rewritten for the new
+ * size. Metadata 1.1 and 1.2, levels whose layout keeps its place (not
+ * linear, raid0, raid10 far). *new_array_bytes: the volume's new size. */
+int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_array_bytes,
+                    char *err, size_t errlen);
+
 /* Volume I/O; off + len must be within the array. 0 or -errno. */
 int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);

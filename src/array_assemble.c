@@ -109,6 +109,27 @@ static int assemble_check_shape(const struct member *m, const struct member *fre
 	                   f->size);
 }
 
+/* md bumps the events with a resize: a member exactly one update behind
+ * whose size is smaller than the freshest's missed the last superblock
+ * write of raidfuse grow --size, which had zeroed and synced the new room
+ * on every member before any superblock changed. It takes the new size
+ * (the data size too, when the member's end leaves room for it). */
+static void assemble_settle_resize(struct member *m, const struct member *fresh)
+{
+	const struct md_super *f = &fresh->sb;
+	if (m->sb.events + 1 != f->events || m->sb.size >= f->size ||
+	    m->sb.super_offset > m->sb.data_offset)
+		return;
+	uint64_t room = m->file_bytes > m->data_offset_bytes
+	                        ? (m->file_bytes - m->data_offset_bytes) / SECTOR_BYTES
+	                        : 0;
+	if (room < f->size)
+		return;
+	m->sb.size = f->size;
+	if (m->sb.data_size < room)
+		m->sb.data_size = room;
+}
+
 static int assemble_check_features(struct member *m, char *err, size_t errlen)
 {
 	/* md's re-add recovery (MD_FEATURE_RECOVERY_BITMAP): below
@@ -292,6 +313,7 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	fresh = &fresh_member->sb;
 	a->super_minor = fresh_member->super_minor;
 	for (int i = 0; i < a->nr_members; i++) {
+		assemble_settle_resize(&a->members[i], fresh_member);
 		rc = assemble_check_features(&a->members[i], err, errlen);
 		if (rc == 0)
 			rc = assemble_check_shape(&a->members[i], fresh_member, err, errlen);

@@ -1,17 +1,20 @@
-/* array_grow.c - changing an assembled, unmounted array's metadata in
- * place, as mdadm --grow does on a running one: for now, adding or
- * removing the internal write-intent bitmap. The data is not touched.
+/* array_grow.c - changing an assembled, unmounted array in place, as
+ * mdadm --grow does on a running one: adding or removing the internal
+ * write-intent bitmap, and growing the size each member gives (after the
+ * members grew). No byte of the volume moves.
  *
- * Every member gets its new bitmap (all bits clear) before any superblock
- * points at it, and the superblocks are then written one by one with the
- * events bumped. A stop between two superblocks leaves members one update
- * apart, which assembly accepts (as md does) and settles: the freshest
- * member's bitmap setting is the array's (array_assemble.c).
+ * Everything a change needs (a new bitmap, all bits clear; zeros in the
+ * members' new room) is written and synced before any superblock points
+ * at it; the superblocks are then written one by one with the events
+ * bumped. A stop between two superblocks leaves members one update apart,
+ * which assembly accepts (as md does) and settles: the freshest member's
+ * bitmap setting and size are the array's (array_assemble.c).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
@@ -31,7 +34,7 @@ static int grow_refusal(const struct raid_array *a, char *err, size_t errlen)
 	if (a->was_dirty)
 		return errmsg_fail(-EUCLEAN, err, errlen,
 		                   "the array was not stopped cleanly: mount it once (raidfuse "
-		                   "resyncs it) and unmount it, then change its bitmap");
+		                   "resyncs it) and unmount it first");
 	array_missing_text(a, missing, sizeof(missing));
 	if (array_missing_count(a))
 		return errmsg_fail(-ENODEV, err, errlen,
@@ -140,5 +143,145 @@ int array_grow_bitmap(struct raid_array *a, bool internal, uint64_t chunk_wanted
 	if (rc < 0)
 		return errmsg_fail(rc, err, errlen, "cannot write the superblocks: %s",
 		                   strerror(-rc));
+	return 0;
+}
+
+/* The data bytes m offers: from its data offset to its end. 1.0 keeps its
+ * superblock at the end, where a member that grew no longer has it. */
+static int grow_member_room(const struct member *m, uint64_t *room_bytes, char *err,
+                            size_t errlen)
+{
+	if (m->sb.super_offset > m->sb.data_offset)
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "%s: metadata 1.0 keeps its superblock at the member's end, "
+		                   "which moves when the member grows; raidfuse grows 1.1 and 1.2 "
+		                   "arrays only",
+		                   m->path);
+	*room_bytes = m->file_bytes > m->data_offset_bytes ? m->file_bytes - m->data_offset_bytes
+	                                                   : 0;
+	return 0;
+}
+
+/* The new per-member size: want_bytes (0: the most every member offers),
+ * in whole units of the level, larger than now. */
+static int grow_pick_size(const struct raid_array *a, uint64_t want_bytes, uint64_t *new_bytes,
+                          char *err, size_t errlen)
+{
+	const struct member *smallest = NULL;
+	uint64_t room = UINT64_MAX;
+
+	for (int i = 0; i < a->nr_members; i++) {
+		const struct member *m = &a->members[i];
+		uint64_t here;
+		if (!member_is_live(m))
+			continue;
+		int rc = grow_member_room(m, &here, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (here < room) {
+			room = here;
+			smallest = m;
+		}
+	}
+	if (!smallest)
+		return errmsg_fail(-ENODEV, err, errlen, "no member to grow");
+	if (want_bytes > room)
+		return errmsg_fail(-ENOSPC, err, errlen,
+		                   "--size %" PRIu64 " KiB is more than %s offers (%" PRIu64
+		                   " KiB from its data offset to its end)",
+		                   want_bytes / 1024, smallest->path, room / 1024);
+	uint64_t target = a->ops->usable_dev_bytes(&a->geo, want_bytes ? want_bytes : room);
+	if (target < a->geo.dev_bytes)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "--size %" PRIu64 " KiB would shrink the array (each member gives "
+		                   "%" PRIu64 " KiB now): raidfuse does not shrink arrays, whose end "
+		                   "the file system on them may use",
+		                   target / 1024, a->geo.dev_bytes / 1024);
+	if (target == a->geo.dev_bytes)
+		return errmsg_fail(-EEXIST, err, errlen,
+		                   want_bytes ? "each member gives %" PRIu64 " KiB already"
+		                              : "each member gives %" PRIu64 " KiB already, the most "
+		                                "the smallest member offers: grow the members first",
+		                   target / 1024);
+	*new_bytes = target;
+	return 0;
+}
+
+int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_array_bytes,
+                    char *err, size_t errlen)
+{
+	uint64_t old_bytes = a->geo.dev_bytes, new_bytes = 0, chunk_bytes = 0;
+	struct raid_geometry geo;
+	void *priv = NULL;
+
+	int rc = grow_refusal(a, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (!a->ops->can_resize || !a->ops->can_resize(&a->geo))
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   a->ops->can_resize
+		                           ? "%s with far copies cannot change size: the copies "
+		                             "would move (md refuses it too)"
+		                           : "%s arrays cannot change size in place (md cannot "
+		                             "either)",
+		                   a->ops->name);
+	rc = grow_pick_size(a, want_bytes, &new_bytes, err, errlen);
+	if (rc < 0)
+		return rc;
+	geo = a->geo;
+	geo.dev_bytes = new_bytes;
+	for (int role = 0; role < geo.raid_disks; role++)
+		geo.member_bytes[role] = new_bytes;
+	rc = a->ops->geometry_init(&geo, &priv, err, errlen);
+	if (rc < 0)
+		return rc;
+	a->ops->geometry_free(priv);
+	uint64_t sync_bytes = raid_level_sync_bytes(a->ops, &geo);
+	if (a->bitmap) {
+		chunk_bytes = bitmap_chunk_for(sync_bytes, bitmap_chunk_bytes(a->bitmap));
+		if (!chunk_bytes)
+			return errmsg_fail(-ENOSPC, err, errlen,
+			                   "the write-intent bitmap has no room for %" PRIu64 " GiB "
+			                   "even with md's largest chunk: remove it first (grow "
+			                   "--bitmap none)",
+			                   sync_bytes >> 30);
+	}
+	/* The room past the old size may hold anything (a disk's old data):
+	 * zeros keep parity and copies consistent there, as create's do. */
+	for (int i = 0; i < a->nr_members && rc == 0; i++) {
+		struct member *m = &a->members[i];
+		if (!member_is_live(m))
+			continue;
+		rc = member_zero(m, new_bytes - old_bytes, old_bytes);
+		if (rc == 0 && chunk_bytes)
+			rc = bitmap_format_member(m, a->set_uuid, sync_bytes, chunk_bytes,
+			                          a->events + 1);
+		if (rc == 0)
+			rc = member_sync(m);
+		if (rc < 0)
+			errmsg_set(err, errlen, "%s: cannot prepare its new room: %s", m->path,
+			           strerror(-rc));
+	}
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < a->nr_members; i++) {
+		struct member *m = &a->members[i];
+		uint64_t room = 0;
+		if (!member_is_live(m) || grow_member_room(m, &room, NULL, 0) < 0)
+			continue;
+		m->sb.size = new_bytes / SECTOR_BYTES;
+		if (m->sb.data_size < room / SECTOR_BYTES)
+			m->sb.data_size = room / SECTOR_BYTES;
+	}
+	/* Written already, with the events the superblocks are about to get. */
+	bitmap_free(a->bitmap);
+	a->bitmap = NULL;
+	pthread_mutex_lock(&a->state_lock);
+	rc = array_super_sync(a, true);
+	pthread_mutex_unlock(&a->state_lock);
+	if (rc < 0)
+		return errmsg_fail(rc, err, errlen, "cannot write the superblocks: %s",
+		                   strerror(-rc));
+	*new_array_bytes = geo.array_bytes;
 	return 0;
 }

@@ -79,6 +79,11 @@ static uint64_t chunk_that_fits(uint64_t sync_bytes, uint64_t chunk, uint64_t ma
 	return chunk;
 }
 
+uint64_t bitmap_chunk_for(uint64_t sync_bytes, uint64_t chunk_bytes)
+{
+	return chunk_that_fits(sync_bytes, chunk_bytes, BITMAP_ROOM_BITS);
+}
+
 int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
                       char *err, size_t errlen)
 {

@@ -47,6 +47,11 @@ struct write_bitmap;
 int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chunk_bytes,
                       char *err, size_t errlen);
 
+/* The chunk a bitmap of chunk_bytes needs once the resync space is
+ * sync_bytes: the same, or doubled until its bits fit in
+ * BITMAP_ROOM_BITS; 0 when even md's largest chunk does not fit. */
+uint64_t bitmap_chunk_for(uint64_t sync_bytes, uint64_t chunk_bytes);
+
 /* Write a fresh bitmap (all bits clear: BITMAP_WRITTEN_SECTORS in all)
  * where m's superblock says, to a member being created or an array
  * growing a bitmap. Not synced. */

@@ -1,7 +1,8 @@
-/* cmd_grow.c - `raidfuse grow --bitmap internal|none MEMBER...`: add or
- * remove the write-intent bitmap of an unmounted array, as mdadm --grow
- * --bitmap does on a running one. mdadm's reshape options are named and
- * refused rather than taken for unknown ones. */
+/* cmd_grow.c - `raidfuse grow --bitmap internal|none | --size SIZE|max
+ * MEMBER...`: add or remove the write-intent bitmap of an unmounted array,
+ * or let it use more of its members, as mdadm --grow does on a running
+ * one. mdadm's reshape options are named and refused rather than taken
+ * for unknown ones. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,14 +21,21 @@ static void grow_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: raidfuse grow --bitmap internal|none [--bitmap-chunk SIZE] MEMBER...\n"
-	        "Add or remove the internal write-intent bitmap of an unmounted array (mdadm\n"
-	        "--grow --bitmap). The array must be clean, with every member in sync.\n"
-	        "  -b, --bitmap internal|none  add a bitmap (all bits clear), or remove it\n"
+	        "       raidfuse grow --size SIZE|max MEMBER...\n"
+	        "Change an unmounted array as mdadm --grow does a running one. The array must\n"
+	        "be clean, with every member in sync.\n"
+	        "  -b, --bitmap internal|none  add a write-intent bitmap (all bits clear), or\n"
+	        "                         remove it\n"
 	        "      --bitmap-chunk SIZE  bytes one bit covers, a power of two from 4K to 2G\n"
 	        "                         (default 64M as in mdadm, more above 512 GiB); a bare\n"
 	        "                         number is KiB\n"
-	        "Changing the level, the members, the chunk or the size (a reshape) is not\n"
-	        "supported.\n");
+	        "  -z, --size SIZE|max    bytes each member gives the array (a bare number is\n"
+	        "                         KiB, as in mdadm); max: all the smallest member has,\n"
+	        "                         after the members grew (raid1, raid5, raid6, raid10\n"
+	        "                         near/offset; metadata 1.1 and 1.2). The new room is\n"
+	        "                         zeroed; the volume grows, its data stays in place\n"
+	        "Changing the level, the number of members, the chunk or the layout (a\n"
+	        "reshape) is not supported.\n");
 }
 
 int cmd_grow(int argc, char **argv)
@@ -41,12 +49,12 @@ int cmd_grow(int argc, char **argv)
 		{ "raid-devices", required_argument, NULL, 'R' },
 		{ "chunk", required_argument, NULL, 'R' },
 		{ "layout", required_argument, NULL, 'R' },
-		{ "size", required_argument, NULL, 'R' },
+		{ "size", required_argument, NULL, 'z' },
 		{ "array-size", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *bitmap_text = NULL;
-	uint64_t chunk_wanted_bytes = 0;
+	const char *bitmap_text = NULL, *size_text = NULL;
+	uint64_t chunk_wanted_bytes = 0, size_wanted_bytes = 0;
 	char err[1024];
 	int opt, opt_index = 0;
 
@@ -67,21 +75,27 @@ int cmd_grow(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			break;
+		case 'z':
+			if (strcmp(optarg, "max") != 0 &&
+			    (size_parse(optarg, 1024, &size_wanted_bytes) < 0 ||
+			     size_wanted_bytes == 0)) {
+				cli_error("grow", "--size '%s' is not a size (e.g. 2G) or max", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			size_text = optarg;
+			break;
 		case 'R':
 		case 'l':
 		case 'n':
 		case 'c':
 		case 'p':
-		case 'z':
 			if (opt == 'R')
 				cli_error("grow", "--%s: raidfuse cannot reshape an array (change its "
-				          "level, members, chunk, layout or size); grow changes the "
-				          "bitmap only",
+				          "level, number of members, chunk or layout)",
 				          long_opts[opt_index].name);
 			else
 				cli_error("grow", "-%c: raidfuse cannot reshape an array (change its "
-				          "level, members, chunk, layout or size); grow changes the "
-				          "bitmap only",
+				          "level, number of members, chunk or layout)",
 				          opt);
 			return CLI_EXIT_USAGE;
 		case 'h':
@@ -92,13 +106,19 @@ int cmd_grow(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (!bitmap_text) {
-		cli_error("grow", "--bitmap internal or --bitmap none is required");
+	if (!bitmap_text == !size_text) {
+		cli_error("grow", bitmap_text ? "--bitmap and --size: one change at a time"
+		                              : "--bitmap internal|none or --size SIZE|max is required");
 		grow_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	bool internal = strcmp(bitmap_text, "internal") == 0;
-	if (!internal && chunk_wanted_bytes) {
+	if (size_text && chunk_wanted_bytes) {
+		cli_error("grow", "--bitmap-chunk goes with --bitmap internal (a bitmap's chunk "
+		          "follows a new size by itself)");
+		return CLI_EXIT_USAGE;
+	}
+	bool internal = bitmap_text && strcmp(bitmap_text, "internal") == 0;
+	if (bitmap_text && !internal && chunk_wanted_bytes) {
 		cli_error("grow", "--bitmap-chunk given, but --bitmap none removes the bitmap");
 		return CLI_EXIT_USAGE;
 	}
@@ -122,7 +142,10 @@ int cmd_grow(int argc, char **argv)
 		cli_error("grow", "%s", err);
 		return CLI_EXIT_ERROR;
 	}
-	int rc = array_grow_bitmap(a, internal, chunk_wanted_bytes, err, sizeof(err));
+	uint64_t old_array_bytes = a->geo.array_bytes, new_array_bytes = 0;
+	int rc = size_text ? array_grow_size(a, size_wanted_bytes, &new_array_bytes, err,
+	                                     sizeof(err))
+	                   : array_grow_bitmap(a, internal, chunk_wanted_bytes, err, sizeof(err));
 	uint64_t chunk_bytes = rc == 0 && a->bitmap ? bitmap_chunk_bytes(a->bitmap) : 0;
 	int32_t offset = a->slot[0] ? a->slot[0]->sb.bitmap_offset : 0;
 	char level[32];
@@ -136,7 +159,11 @@ int cmd_grow(int argc, char **argv)
 		cli_error("grow", "cannot close the members: %s", strerror(-stop_rc));
 		return CLI_EXIT_ERROR;
 	}
-	if (internal)
+	if (size_text)
+		printf("raidfuse: the %s array grew from %" PRIu64 " to %" PRIu64 " bytes (the new "
+		       "room reads as zeros); grow the file system on it next (resize2fs)\n",
+		       level, old_array_bytes, new_array_bytes);
+	else if (internal)
 		printf("raidfuse: added an internal bitmap to the %s array: %" PRIu64 " KiB chunks, "
 		       "%" PRId32 " sectors from the superblock\n",
 		       level, chunk_bytes / 1024, offset);

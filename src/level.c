@@ -22,3 +22,9 @@ uint64_t raid_level_sync_bytes(const struct raid_level_ops *ops, const struct ra
 {
 	return ops->sync_by_array_bytes ? geo->array_bytes : geo->dev_bytes;
 }
+
+bool raid_level_resizable(const struct raid_geometry *geo)
+{
+	(void)geo;
+	return true;
+}

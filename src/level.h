@@ -88,6 +88,11 @@ struct raid_level_ops {
 	 * (rounding down to whole chunks as md does). */
 	uint64_t (*usable_dev_bytes)(const struct raid_geometry *geo, uint64_t member_data_bytes);
 
+	/* Whether the members' used size can grow in place (mdadm --grow
+	 * --size) with every byte already there keeping its place; NULL:
+	 * never (linear and raid0, which md does not resize either). */
+	bool (*can_resize)(const struct raid_geometry *geo);
+
 	/* Map volume offset off (< array_bytes) to an extent. Extents never
 	 * cross a chunk boundary. */
 	void (*map)(const struct raid_geometry *geo, const void *priv, uint64_t off,
@@ -158,6 +163,9 @@ struct raid_level_ops {
 };
 
 const struct raid_level_ops *raid_level_find(int32_t level);
+
+/* can_resize for levels whose layout does not depend on the size. */
+bool raid_level_resizable(const struct raid_geometry *geo);
 
 /* Bytes of md's resync address space (what a write-intent bitmap covers):
  * the volume for raid10, each member's data area otherwise. */

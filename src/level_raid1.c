@@ -77,6 +77,7 @@ const struct raid_level_ops raid_level_raid1 = {
 	.geometry_init = raid1_geometry_init,
 	.geometry_free = raid1_geometry_free,
 	.usable_dev_bytes = raid1_usable_dev_bytes,
+	.can_resize = raid_level_resizable,
 	.map = raid1_map,
 	.can_run = raid1_can_run,
 	.read = extent_io_read,

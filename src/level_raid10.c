@@ -115,6 +115,16 @@ static uint64_t raid10_usable_dev_bytes(const struct raid_geometry *geo, uint64_
 	return bytes - bytes % geo->chunk_bytes;
 }
 
+/* Far copies sit a fraction of the member apart: a new size moves them
+ * (md's raid10_resize refuses far layouts too). Near and offset copies
+ * keep their places. */
+static bool raid10_can_resize(const struct raid_geometry *geo)
+{
+	int far_copies = (int)((geo->layout >> 8) & 0xff);
+	bool far_offset = (geo->layout >> 16) & 1;
+	return far_copies <= 1 || far_offset;
+}
+
 static void raid10_map(const struct raid_geometry *geo, const void *priv, uint64_t off,
                        struct raid_extent *out)
 {
@@ -301,6 +311,7 @@ const struct raid_level_ops raid_level_raid10 = {
 	.geometry_init = raid10_geometry_init,
 	.geometry_free = raid10_geometry_free,
 	.usable_dev_bytes = raid10_usable_dev_bytes,
+	.can_resize = raid10_can_resize,
 	.map = raid10_map,
 	.can_run = raid10_can_run,
 	.read = extent_io_read,

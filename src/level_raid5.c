@@ -96,6 +96,7 @@ const struct raid_level_ops raid_level_raid5 = {
 	.geometry_init = raid5_geometry_init,
 	.geometry_free = raid5_geometry_free,
 	.usable_dev_bytes = stripe_usable_dev_bytes,
+	.can_resize = raid_level_resizable,
 	.map = stripe_map,
 	.row_layout = raid5_row_layout,
 	.can_run = raid5_can_run,

@@ -138,6 +138,7 @@ const struct raid_level_ops raid_level_raid6 = {
 	.geometry_init = raid6_geometry_init,
 	.geometry_free = raid6_geometry_free,
 	.usable_dev_bytes = stripe_usable_dev_bytes,
+	.can_resize = raid_level_resizable,
 	.map = stripe_map,
 	.row_layout = raid6_row_layout,
 	.can_run = raid6_can_run,

@@ -140,7 +140,9 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # corrupted control copy (NAME-control).
 # A name with -meta1.N: made with raidfuse create --metadata 1.N.
 # A name with -grown: made with --bitmap none, then given a bitmap by
-# raidfuse grow --bitmap internal (mdadm --grow --bitmap=internal).
+# raidfuse grow --bitmap internal (mdadm --grow --bitmap=internal); with
+# metadata 1.1 or 1.2, its members are then made 4 MiB larger and raidfuse
+# grow --size max (mdadm --grow --size=max) lets the array use them.
 # Member size md1x:NAME: not made by raidfuse but md's own metadata 1.0 or
 # 1.1 array NAME of tests/data/md1x, written by raidfuse and rebuilt onto
 # a blank file 1 MiB larger than the member it replaces (a 1.0
@@ -169,7 +171,7 @@ SPECS=(
 	"raid6-rebuilt      6      4 64K left-symmetric   8M          -           F3"
 	"raid10-f2-rebuilt  10     3 64K f2               8M          -           F0"
 	"raid1-rebuilt      1      2 -   -                8M          -           F1"
-	"raid5-readded      5      3 64K left-symmetric   8M          -           A2"
+	"raid5-grown-readded 5     3 64K left-symmetric   8M          -           A2"
 	"raid5-resynced     5      3 64K left-symmetric   8M          -           K"
 	"raid6-resynced     6      4 64K left-symmetric   8M          -           K"
 	"raid5-meta1.1      5      3 64K left-symmetric   16M         -           -"
@@ -521,6 +523,12 @@ prepare() {
 		out=$("$RAIDFUSE" grow --bitmap internal "${bitmap_opts[@]}" "${members[@]}" 2>&1) ||
 			{ note_fail "$name: raidfuse grow --bitmap internal failed: $out"; return 1; }
 		cre+=(/ grow --bitmap internal)
+		if [[ $name != *-meta1.0* ]]; then
+			for ((i = 0; i < n; i++)); do truncate -s +4M "${members[i]}"; done
+			out=$("$RAIDFUSE" grow --size max "${members[@]}" 2>&1) ||
+				{ note_fail "$name: raidfuse grow --size max failed: $out"; return 1; }
+			cre+=(/ 4 MiB more / grow --size max)
+		fi
 	fi
 
 	KIND[$name]=full STALE[$name]=

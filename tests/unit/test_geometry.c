@@ -188,6 +188,63 @@ Test(levels, find_each_level)
 	cr_assert_null(raid_level_find(-5));
 }
 
+/* Whether every extent of the first old_dev member bytes' volume maps to
+ * the same places once each member gives new_dev. */
+static bool grows_in_place(const struct raid_level_ops *ops, uint32_t layout, int disks,
+                           uint64_t old_dev, uint64_t new_dev)
+{
+	struct raid_geometry small = uniform_geo(ops->level, layout, C64, disks, old_dev);
+	struct raid_geometry large = uniform_geo(ops->level, layout, C64, disks, new_dev);
+	void *small_priv = init_ok(ops, &small), *large_priv = init_ok(ops, &large);
+	bool same = large.array_bytes > small.array_bytes;
+
+	for (uint64_t off = 0; same && off < small.array_bytes; off += 4 * KIB) {
+		struct raid_extent a, b;
+		ops->map(&small, small_priv, off, &a);
+		ops->map(&large, large_priv, off, &b);
+		same = a.nr_copies == b.nr_copies;
+		for (int c = 0; same && c < a.nr_copies; c++)
+			same = a.copies[c].role == b.copies[c].role &&
+			       a.copies[c].member_off_bytes == b.copies[c].member_off_bytes;
+	}
+	ops->geometry_free(small_priv);
+	ops->geometry_free(large_priv);
+	return same;
+}
+
+/* grow --size relies on can_resize: a level that says yes must keep every
+ * byte where it was (checked by mapping, not taken on trust), and the
+ * far layouts it refuses do move. */
+Test(levels, can_resize_keeps_every_byte_in_place)
+{
+	static const struct {
+		int32_t level;
+		uint32_t layout;
+		int disks;
+		bool resizable;
+	} cases[] = {
+		{ 1, 0, 2, true },        { 5, 2, 4, true },       { 5, 0, 3, true },
+		{ 6, 2, 5, true },        { 10, 0x102, 4, true },  { 10, 0x102, 3, true },
+		{ 10, 0x10201, 4, true }, { 10, 0x201, 4, false }, { 10, 0x202, 4, false },
+		{ 10, 0x201, 3, false },  { 0, 0, 3, false },      { -1, 0, 3, false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct raid_level_ops *ops = ops_for(cases[i].level);
+		struct raid_geometry geo =
+			uniform_geo(cases[i].level, cases[i].layout, C64, cases[i].disks, 16 * C64);
+		bool says = ops->can_resize && ops->can_resize(&geo);
+		cr_expect_eq(says, cases[i].resizable, "%s layout 0x%x: can_resize %d", ops->name,
+		             cases[i].layout, says);
+		if (cases[i].level == 0 || cases[i].level == -1)
+			continue; /* no uniform growth to compare */
+		bool kept = grows_in_place(ops, cases[i].layout, cases[i].disks, 16 * C64, 24 * C64);
+		cr_expect_eq(kept, cases[i].resizable,
+		             "%s layout 0x%x on %d: bytes %s their places when members grow",
+		             ops->name, cases[i].layout, cases[i].disks, kept ? "keep" : "leave");
+	}
+}
+
 /* ---- RAID5 -------------------------------------------------------------- */
 
 /* 4 disks, rows 0..7, layouts 0..5 (raid5_compute_sector, level 5). */

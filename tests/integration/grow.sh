@@ -350,6 +350,20 @@ umnt
 rm -f m? big0 big1
 log "ok: raid1: both members replaced by larger ones while mounted, then grow --size max: $(stat -c %s vol.bin) bytes kept"
 
+# 8c. A bitmap whose bits no longer fit once the members give more: its
+# chunk doubles (4K: 16128 bits for 63 MiB; 40704 for 159 MiB, past the
+# 30720 that fit, so 8K).
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 64M --bitmap-chunk 4K m0 m1 >/dev/null ||
+	fail "create raid1 with 4K bitmap chunks"
+truncate -s 160M m0 m1
+"$RAIDFUSE" grow --size max m0 m1 >grow.out 2>&1 || fail "grow with 4K chunks: $(cat grow.out)"
+[ "$(bitmap_field m0 Chunksize)" = "8 KB" ] ||
+	fail "the bitmap chunk after growing to 159 MiB is $(bitmap_field m0 Chunksize), not 8 KB"
+mnt_ok "raid1 with a doubled bitmap chunk" m0 m1
+umnt
+rm -f m?
+log "ok: the bitmap chunk doubles (4K -> 8K) when its bits no longer fit the grown members"
+
 # 10. Levels and formats that cannot grow in place.
 "$RAIDFUSE" create --level 10 --raid-devices 4 --chunk 64K --layout f2 --size 16M m0 m1 m2 m3 \
 	>/dev/null || fail "create raid10 f2"

@@ -163,6 +163,11 @@ int array_grow_bitmap(struct raid_array *a, bool internal, uint64_t chunk_wanted
 int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_array_bytes,
                     char *err, size_t errlen);
 
+/* mdadm --grow --raid-devices, for levels where no byte moves (raid1):
+ * new roles are left for members to be added (the array mounts with
+ * --run until then); roles dropped must have no member. Same terms. */
+int array_grow_raid_disks(struct raid_array *a, int new_disks, char *err, size_t errlen);
+
 /* Volume I/O; off + len must be within the array. 0 or -errno. */
 int array_read(struct raid_array *a, void *buf, size_t len, uint64_t off);
 int array_write(struct raid_array *a, const void *buf, size_t len, uint64_t off);

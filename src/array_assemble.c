@@ -113,18 +113,33 @@ static int assemble_check_shape(const struct member *m, const struct member *fre
  * whose size is smaller than the freshest's missed the last superblock
  * write of raidfuse grow --size, which had zeroed and synced the new room
  * on every member before any superblock changed. It takes the new size
- * (the data size too, when the member's end leaves room for it). */
-static void assemble_settle_resize(struct member *m, const struct member *fresh)
+ * (the data size too, when the member's end leaves room for it). One
+ * whose raid_disks differ missed a grow --raid-devices of a level where
+ * that moves no byte. */
+static void assemble_settle_grow(struct raid_array *a, struct member *m,
+                                 const struct member *fresh)
 {
 	const struct md_super *f = &fresh->sb;
-	if (m->sb.events + 1 != f->events || m->sb.size >= f->size ||
-	    m->sb.super_offset > m->sb.data_offset)
+	const struct raid_level_ops *ops = raid_level_find(f->level);
+	if (m->sb.events + 1 != f->events)
+		return;
+	if (ops && ops->copies_any_count && m->sb.level == f->level &&
+	    m->sb.raid_disks != f->raid_disks) {
+		array_logf(a, "%s: one update behind, with %u roles: takes "
+		           "the array's %u (a grow --raid-devices it missed)",
+		           m->path, m->sb.raid_disks, f->raid_disks);
+		m->sb.raid_disks = f->raid_disks;
+	}
+	if (m->sb.size >= f->size || m->sb.super_offset > m->sb.data_offset)
 		return;
 	uint64_t room = m->file_bytes > m->data_offset_bytes
 	                        ? (m->file_bytes - m->data_offset_bytes) / SECTOR_BYTES
 	                        : 0;
 	if (room < f->size)
 		return;
+	array_logf(a, "%s: one update behind, giving %" PRIu64 " sectors: takes the array's %"
+	           PRIu64 " (a grow --size it missed)",
+	           m->path, m->sb.size, f->size);
 	m->sb.size = f->size;
 	if (m->sb.data_size < room)
 		m->sb.data_size = room;
@@ -313,7 +328,7 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	fresh = &fresh_member->sb;
 	a->super_minor = fresh_member->super_minor;
 	for (int i = 0; i < a->nr_members; i++) {
-		assemble_settle_resize(&a->members[i], fresh_member);
+		assemble_settle_grow(a, &a->members[i], fresh_member);
 		rc = assemble_check_features(&a->members[i], err, errlen);
 		if (rc == 0)
 			rc = assemble_check_shape(&a->members[i], fresh_member, err, errlen);

@@ -285,3 +285,56 @@ int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_arr
 	*new_array_bytes = geo.array_bytes;
 	return 0;
 }
+
+/* mdadm --grow --raid-devices for a level whose members each hold all of
+ * it (raid1): more roles wait for members to be added; fewer need the
+ * roles that go to be empty already (failed and removed), as md asks. */
+int array_grow_raid_disks(struct raid_array *a, int new_disks, char *err, size_t errlen)
+{
+	int old_disks = a->geo.raid_disks;
+
+	if (!a->ops->copies_any_count)
+		return errmsg_fail(-EOPNOTSUPP, err, errlen,
+		                   "%s arrays cannot change their number of members without moving "
+		                   "data (a reshape), which raidfuse does not do",
+		                   a->ops->name);
+	if (new_disks == old_disks)
+		return errmsg_fail(-EEXIST, err, errlen, "the array has %d roles already",
+		                   old_disks);
+	if (new_disks < a->ops->min_disks || new_disks > RAID_MAX_MEMBERS)
+		return errmsg_fail(-EINVAL, err, errlen, "%s takes %d to %d members, not %d",
+		                   a->ops->name, a->ops->min_disks, RAID_MAX_MEMBERS, new_disks);
+	if (a->read_only)
+		return errmsg_fail(-EROFS, err, errlen, "the members are open read-only");
+	if (a->was_dirty)
+		return errmsg_fail(-EUCLEAN, err, errlen,
+		                   "the array was not stopped cleanly: mount it once (raidfuse "
+		                   "resyncs it) and unmount it first");
+	for (int role = 0; role < old_disks; role++) {
+		if (a->rebuilding[role])
+			return errmsg_fail(-EBUSY, err, errlen,
+			                   "%s is being rebuilt into role %d: mount the array and let "
+			                   "the rebuild finish first",
+			                   a->rebuilding[role]->path, role);
+		if (role < new_disks && !a->slot[role])
+			return errmsg_fail(-ENODEV, err, errlen,
+			                   "role %d, which stays, has no member: rebuild it first",
+			                   role);
+		if (role >= new_disks && a->slot[role])
+			return errmsg_fail(-EBUSY, err, errlen,
+			                   "role %d, which goes, is served by %s: fail and remove it "
+			                   "first (raidfuse fail, remove), as mdadm asks",
+			                   role, a->slot[role]->path);
+	}
+	for (int i = 0; i < a->nr_members; i++)
+		if (member_is_live(&a->members[i]))
+			a->members[i].sb.raid_disks = (uint32_t)new_disks;
+	a->geo.raid_disks = new_disks;
+	pthread_mutex_lock(&a->state_lock);
+	int rc = array_super_sync(a, true);
+	pthread_mutex_unlock(&a->state_lock);
+	if (rc < 0)
+		return errmsg_fail(rc, err, errlen, "cannot write the superblocks: %s",
+		                   strerror(-rc));
+	return 0;
+}

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
@@ -22,6 +23,7 @@ static void grow_usage(FILE *out)
 	fprintf(out,
 	        "Usage: raidfuse grow --bitmap internal|none [--bitmap-chunk SIZE] MEMBER...\n"
 	        "       raidfuse grow --size SIZE|max MEMBER...\n"
+	        "       raidfuse grow --raid-devices N MEMBER...\n"
 	        "Change an unmounted array as mdadm --grow does a running one. The array must\n"
 	        "be clean, with every member in sync.\n"
 	        "  -b, --bitmap internal|none  add a write-intent bitmap (all bits clear), or\n"
@@ -34,8 +36,10 @@ static void grow_usage(FILE *out)
 	        "                         after the members grew (raid1, raid5, raid6, raid10\n"
 	        "                         near/offset; metadata 1.1 and 1.2). The new room is\n"
 	        "                         zeroed; the volume grows, its data stays in place\n"
-	        "Changing the level, the number of members, the chunk or the layout (a\n"
-	        "reshape) is not supported.\n");
+	        "  -n, --raid-devices N   raid1: the number of copies; new roles wait for\n"
+	        "                         members to be added, roles dropped must be empty\n"
+	        "Changing the level, the chunk or the layout, or the number of members of\n"
+	        "other levels (a reshape) is not supported.\n");
 }
 
 int cmd_grow(int argc, char **argv)
@@ -46,14 +50,15 @@ int cmd_grow(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		/* mdadm --grow's reshapes, named so that the refusal is clear */
 		{ "level", required_argument, NULL, 'R' },
-		{ "raid-devices", required_argument, NULL, 'R' },
+		{ "raid-devices", required_argument, NULL, 'n' },
 		{ "chunk", required_argument, NULL, 'R' },
 		{ "layout", required_argument, NULL, 'R' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "array-size", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *bitmap_text = NULL, *size_text = NULL;
+	const char *bitmap_text = NULL, *size_text = NULL, *disks_text = NULL;
+	int new_disks = 0;
 	uint64_t chunk_wanted_bytes = 0, size_wanted_bytes = 0;
 	char err[1024];
 	int opt, opt_index = 0;
@@ -84,18 +89,29 @@ int cmd_grow(int argc, char **argv)
 			}
 			size_text = optarg;
 			break;
+		case 'n': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 1 || n > RAID_MAX_MEMBERS) {
+				cli_error("grow", "--raid-devices '%s' is not a number from 1 to %d",
+				          optarg, RAID_MAX_MEMBERS);
+				return CLI_EXIT_USAGE;
+			}
+			new_disks = (int)n;
+			disks_text = optarg;
+			break;
+		}
 		case 'R':
 		case 'l':
-		case 'n':
 		case 'c':
 		case 'p':
 			if (opt == 'R')
 				cli_error("grow", "--%s: raidfuse cannot reshape an array (change its "
-				          "level, number of members, chunk or layout)",
+				          "level, chunk or layout)",
 				          long_opts[opt_index].name);
 			else
 				cli_error("grow", "-%c: raidfuse cannot reshape an array (change its "
-				          "level, number of members, chunk or layout)",
+				          "level, chunk or layout)",
 				          opt);
 			return CLI_EXIT_USAGE;
 		case 'h':
@@ -106,13 +122,16 @@ int cmd_grow(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (!bitmap_text == !size_text) {
-		cli_error("grow", bitmap_text ? "--bitmap and --size: one change at a time"
-		                              : "--bitmap internal|none or --size SIZE|max is required");
+	int nr_changes = !!bitmap_text + !!size_text + !!disks_text;
+	if (nr_changes != 1) {
+		cli_error("grow", nr_changes ? "--bitmap, --size and --raid-devices: one change at "
+		                               "a time"
+		                             : "--bitmap internal|none, --size SIZE|max or "
+		                               "--raid-devices N is required");
 		grow_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (size_text && chunk_wanted_bytes) {
+	if (!bitmap_text && chunk_wanted_bytes) {
 		cli_error("grow", "--bitmap-chunk goes with --bitmap internal (a bitmap's chunk "
 		          "follows a new size by itself)");
 		return CLI_EXIT_USAGE;
@@ -143,9 +162,13 @@ int cmd_grow(int argc, char **argv)
 		return CLI_EXIT_ERROR;
 	}
 	uint64_t old_array_bytes = a->geo.array_bytes, new_array_bytes = 0;
-	int rc = size_text ? array_grow_size(a, size_wanted_bytes, &new_array_bytes, err,
-	                                     sizeof(err))
-	                   : array_grow_bitmap(a, internal, chunk_wanted_bytes, err, sizeof(err));
+	int old_disks = a->geo.raid_disks, rc;
+	if (size_text)
+		rc = array_grow_size(a, size_wanted_bytes, &new_array_bytes, err, sizeof(err));
+	else if (disks_text)
+		rc = array_grow_raid_disks(a, new_disks, err, sizeof(err));
+	else
+		rc = array_grow_bitmap(a, internal, chunk_wanted_bytes, err, sizeof(err));
 	uint64_t chunk_bytes = rc == 0 && a->bitmap ? bitmap_chunk_bytes(a->bitmap) : 0;
 	int32_t offset = a->slot[0] ? a->slot[0]->sb.bitmap_offset : 0;
 	char level[32];
@@ -159,7 +182,18 @@ int cmd_grow(int argc, char **argv)
 		cli_error("grow", "cannot close the members: %s", strerror(-stop_rc));
 		return CLI_EXIT_ERROR;
 	}
-	if (size_text)
+	if (disks_text && new_disks == old_disks + 1)
+		printf("raidfuse: the %s array has %d roles now (%d before); role %d waits for a "
+		       "member: mount it with --run and add one (raidfuse add), which is rebuilt\n",
+		       level, new_disks, old_disks, old_disks);
+	else if (disks_text && new_disks > old_disks)
+		printf("raidfuse: the %s array has %d roles now (%d before); roles %d to %d wait for "
+		       "members: mount it with --run and add them (raidfuse add), each is rebuilt\n",
+		       level, new_disks, old_disks, old_disks, new_disks - 1);
+	else if (disks_text)
+		printf("raidfuse: the %s array has %d roles now (%d before)\n", level, new_disks,
+		       old_disks);
+	else if (size_text)
 		printf("raidfuse: the %s array grew from %" PRIu64 " to %" PRIu64 " bytes (the new "
 		       "room reads as zeros); grow the file system on it next (resize2fs)\n",
 		       level, old_array_bytes, new_array_bytes);

@@ -69,6 +69,10 @@ struct raid_level_ops {
 	 * different member offsets). */
 	bool sync_by_array_bytes;
 	bool uses_chunk;                         /* chunk size is meaningful */
+	/* raid_disks can change with no byte moving (raid1: each member holds
+	 * the whole volume), as mdadm --grow --raid-devices does for raid1;
+	 * a new role waits for a member to be added and rebuilt. */
+	bool copies_any_count;
 	/* md reads a write-mostly member only when no other copy is there
 	 * (raid1; md's other levels keep the flag and ignore it). */
 	bool honours_write_mostly;

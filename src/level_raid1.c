@@ -71,6 +71,7 @@ const struct raid_level_ops raid_level_raid1 = {
 	.uniform_members = true,
 	.bitmap_capable = true,
 	.uses_chunk = false,
+	.copies_any_count = true,
 	.honours_write_mostly = true,
 	.max_parity = 0,
 	.mismatch_block_bytes = 64 * 1024, /* md's RESYNC_BLOCK_SIZE: r1_bio->sectors */

@@ -34,6 +34,12 @@
 # 10. refusals, changing no member: linear, raid0, raid10 far copies,
 #     metadata 1.0, a shrink, no growth, more than a member offers,
 #     --size with --bitmap.
+# And --raid-devices (mdadm --grow -n), for RAID1:
+# 11. 2 -> 3 roles: the array then mounts only with --run, the member
+#     added is rebuilt into role 2 (a 3-way mirror, verify 0), a grow
+#     stopped between the two superblocks is settled by the mount; 3 -> 2
+#     refused while role 2 is served, done once it is failed and removed;
+#     RAID5 refused (a reshape).
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_root
@@ -138,8 +144,8 @@ log "ok: grow --bitmap none removes it (a kill then resyncs all)"
 
 # 6. Refusals.
 refuse "no bitmap to remove" "no bitmap to remove" --bitmap none m0 m1 m2 m3
-refuse "no change asked" "--bitmap internal|none or --size SIZE|max is required" m0 m1 m2 m3
-refuse "reshape" "cannot reshape an array (change its level, number of members" --raid-devices 5 m0 m1 m2 m3
+refuse "no change asked" "or --raid-devices N is required" m0 m1 m2 m3
+refuse "reshape" "cannot reshape an array (change its level, chunk or layout)" --level 6 m0 m1 m2 m3
 refuse "chunk with none" "--bitmap none removes" --bitmap none --bitmap-chunk 1M m0 m1 m2 m3
 refuse "degraded" "degraded (missing role(s) 3)" --bitmap internal m0 m1 m2
 rf_mount m0 m1 m2 m3 "$MNT"
@@ -363,6 +369,52 @@ mnt_ok "raid1 with a doubled bitmap chunk" m0 m1
 umnt
 rm -f m?
 log "ok: the bitmap chunk doubles (4K -> 8K) when its bits no longer fit the grown members"
+
+# 11. --raid-devices: a RAID1 of 2 made a 3-way mirror (the new role
+# rebuilt onto an added member), and back to 2 once that role is emptied.
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 16M m0 m1 >/dev/null || fail "create raid1"
+rf_mount m0 m1 "$MNT"
+head -c 15M /dev/urandom >vol.bin
+dd if=vol.bin of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none
+rf_umount "$MNT"
+dd if=m1 of=m1.sb bs=4096 skip=1 count=1 status=none
+"$RAIDFUSE" grow --raid-devices 3 m0 m1 >grow.out 2>&1 || fail "grow -n 3: $(cat grow.out)"
+grep -q "role 2 waits for a member: mount it with --run" grow.out || fail "grow -n 3 says: $(cat grow.out)"
+[ "$(ex_field m0 'Raid Devices')" = 3 ] && [ "$(ex_field m1 'Array State' | cut -c1-3)" = "AA." ] ||
+	fail "mdadm --examine after grow -n 3: $(ex_field m1 'Raid Devices') roles, $(ex_field m1 'Array State')"
+# A grow stopped between the two superblocks: m1 still says 2 roles.
+cp m1 m1.grown
+dd if=m1.sb of=m1 bs=4096 seek=1 count=1 conv=notrunc status=none
+[ "$(ex_field m1 'Raid Devices')" = 2 ] || fail "m1 was not put back"
+mnt_try "$WORK/mount.err" m0 m1 && fail "a RAID1 grown to 3 roles mounted without --run"
+grep -q "degraded (missing role(s) 2); pass --run" "$WORK/mount.err" ||
+	fail "mount after grow -n 3: $(cat "$WORK/mount.err")"
+mnt_ok "grown to 3 roles, one missing" --run m0 m1
+truncate -s 16M m2
+"$RAIDFUSE" add "$MNT" m2 >/dev/null || fail "add m2 into role 2"
+"$RAIDFUSE" wait "$MNT" >/dev/null || fail "wait for the rebuild of role 2"
+"$RAIDFUSE" status "$MNT" | grep -q "\[3/3\] \[UUU\]" || fail "not a 3-way mirror: $("$RAIDFUSE" status "$MNT")"
+umnt
+[ "$(ex_field m1 'Raid Devices')" = 3 ] || fail "the mount did not give m1 the 3 roles it missed"
+"$RAIDFUSE" verify m0 m1 m2 | grep -q "mismatch_cnt: 0" || fail "3-way mirror: mismatches"
+cmp -s <(tail -c +$(($(data_off m2) + 1)) m2 | head -c 15M) vol.bin ||
+	fail "the added third copy does not hold the volume"
+refuse "dropping a role still served" "role 2, which goes, is served by m2: fail and remove it first" \
+	--raid-devices 2 m0 m1 m2
+rf_mount m0 m1 m2 "$MNT"
+"$RAIDFUSE" fail "$MNT" m2 >/dev/null && "$RAIDFUSE" remove "$MNT" m2 >/dev/null || fail "fail, remove m2"
+rf_umount "$MNT"
+"$RAIDFUSE" grow --raid-devices 2 m0 m1 >grow.out 2>&1 || fail "grow -n 2: $(cat grow.out)"
+mnt_ok "back to 2 roles" m0 m1
+cmp -s <(head -c 15M "$MNT/volume.img") vol.bin || fail "data changed by grow -n 3 and -n 2"
+umnt
+[ "$(ex_field m0 'Array State' | cut -c1-2)" = AA ] && [ "$(ex_field m0 'Raid Devices')" = 2 ] ||
+	fail "after grow -n 2: $(ex_field m0 'Raid Devices') roles, $(ex_field m0 'Array State')"
+rm -f m? m1.sb m1.grown
+"$RAIDFUSE" create --level 5 --raid-devices 3 --size 16M m0 m1 m2 >/dev/null || fail "create raid5"
+refuse "raid5 -n" "raid5 arrays cannot change their number of members" --raid-devices 4 m0 m1 m2
+rm -f m?
+log "ok: grow --raid-devices: raid1 2 -> 3 (a stopped grow settled at mount, role 2 rebuilt, verify 0) -> 2; raid5 refused"
 
 # 10. Levels and formats that cannot grow in place.
 "$RAIDFUSE" create --level 10 --raid-devices 4 --chunk 64K --layout f2 --size 16M m0 m1 m2 m3 \

@@ -143,6 +143,9 @@ log "oracle ready in $(secs "$t_start" "$t_built") s"
 # raidfuse grow --bitmap internal (mdadm --grow --bitmap=internal); with
 # metadata 1.1 or 1.2, its members are then made 4 MiB larger and raidfuse
 # grow --size max (mdadm --grow --size=max) lets the array use them.
+# A name with -wider: made with one member fewer, then raidfuse grow
+# --raid-devices adds a role (mdadm --grow -n), and the last member is
+# added (mounted --run) and rebuilt into it.
 # Member size md1x:NAME: not made by raidfuse but md's own metadata 1.0 or
 # 1.1 array NAME of tests/data/md1x, written by raidfuse and rebuilt onto
 # a blank file 1 MiB larger than the member it replaces (a 1.0
@@ -182,6 +185,8 @@ SPECS=(
 	"md10-raid5-rebuilt 5      3 16K left-symmetric   md1x:r5-10  -           F0"
 	"md11-raid5-rebuilt 5      3 16K left-symmetric   md1x:r5-11  -           F2"
 	"raid6-meta1.0-rebuilt 6   4 64K left-symmetric   8M          -           F1"
+	"raid1-wider        1      3 -   -                8M          -           -"
+	"raid6-grown-resynced 6    4 64K left-symmetric   8M          -           K"
 )
 if [ -n "${MD_ORACLE_ONLY:-}" ]; then
 	sel=()
@@ -516,8 +521,27 @@ prepare() {
 			HAS_BITMAP[$name]=0
 		grow_bytes=1048576
 	else
-		out=$("$RAIDFUSE" "${cre[@]}" "${members[@]}" 2>&1) ||
+		local create_members=("${members[@]}")
+		if [[ $name == *-wider* ]]; then
+			cre[4]=$((n - 1))
+			create_members=("${members[@]:0:n-1}")
+		fi
+		out=$("$RAIDFUSE" "${cre[@]}" "${create_members[@]}" 2>&1) ||
 			{ note_fail "$name: raidfuse ${cre[*]} failed: $out"; return 1; }
+	fi
+	if [[ $name == *-wider* ]]; then
+		local first=("${members[@]:0:n-1}") wm=$d/wider
+		out=$("$RAIDFUSE" grow --raid-devices "$n" "${first[@]}" 2>&1) ||
+			{ note_fail "$name: raidfuse grow --raid-devices $n failed: $out"; return 1; }
+		truncate -s "$(stat -c %s "${members[0]}")" "${members[n - 1]}"
+		mkdir -p "$wm"
+		track_mount "$wm"
+		out=$("$RAIDFUSE" mount --run "${first[@]}" "$wm" 2>&1) ||
+			{ note_fail "$name: mount --run after grow --raid-devices failed: $out"; return 1; }
+		out=$({ "$RAIDFUSE" add "$wm" "${members[n - 1]}" && "$RAIDFUSE" wait "$wm"; } 2>&1) ||
+			{ note_fail "$name: adding the new member failed: $out"; "$RAIDFUSE" umount "$wm"; return 1; }
+		out=$("$RAIDFUSE" umount "$wm" 2>&1) || { note_fail "$name: umount after the add: $out"; return 1; }
+		cre+=(/ grow --raid-devices "$n" / add)
 	fi
 	if [[ $name == *-grown* ]]; then
 		out=$("$RAIDFUSE" grow --bitmap internal "${bitmap_opts[@]}" "${members[@]}" 2>&1) ||

@@ -449,6 +449,20 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	atomic_store_explicit(&fs->volume_written_ns,
 	                      (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
 	                      memory_order_relaxed);
+	/* O_DSYNC or O_SYNC (the file's flags, or RWF_DSYNC/RWF_SYNC on
+	 * this write, which the kernel folds into them): the write must be
+	 * durable when it returns. With direct_io the kernel sends no fsync
+	 * after it (fuse_direct_write_iter has no generic_write_sync), so
+	 * the cache is written out here, as fdatasync would. */
+	if (fi && (fi->flags & O_DSYNC)) {
+		rc = array_flush(fs->array);
+		if (rc == -ENOSYS || rc == -EOPNOTSUPP)
+			rc = -EIO;
+		if (rc < 0) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+	}
 	fuse_reply_write(req, size);
 }
 

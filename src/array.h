@@ -241,6 +241,22 @@ static inline struct member *array_write_target(struct raid_array *a, int role,
 	return m && dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
 }
 
+/* The member that answers reads of role's bytes [dev_off, dev_off + len):
+ * the one in sync, else the member being rebuilt for the role where its
+ * rebuild has passed (md reads a recovering device below its
+ * recovery_offset too: after a crash its copy is the role's data, while
+ * parity a torn row left behind would rebuild it wrongly). NULL if none. */
+static inline struct member *array_read_source(const struct raid_array *a, int role,
+                                               uint64_t dev_off, uint64_t len)
+{
+	/* Same order as array_write_target. */
+	struct member *m = __atomic_load_n(&a->rebuilding[role], __ATOMIC_ACQUIRE);
+	struct member *serving = __atomic_load_n(&a->slot[role], __ATOMIC_ACQUIRE);
+	if (serving)
+		return serving;
+	return m && dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
+}
+
 /* Add a member to a mounted array (md's --add): a replacement for a
  * missing role, rebuilt in the background, or a spare. 0 or -errno with
  * err naming what is wrong. */

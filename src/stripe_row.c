@@ -167,7 +167,7 @@ static void band_io_add(struct band_io *io, struct raid_array *a, const struct s
 	                               : NULL;
 	/* Writes also reach a member being rebuilt where it is rebuilt. */
 	req->member = is_write ? array_write_target(a, role, req->data_off_bytes, req->len_bytes)
-	                       : a->slot[role];
+	                       : array_read_source(a, role, req->data_off_bytes, req->len_bytes);
 	if (copy == req->member)
 		copy = NULL;
 	/* Failed out since the caller looked: a write's bytes follow from
@@ -213,6 +213,20 @@ static int band_io_run(struct band_io *io, struct raid_array *a)
 		 * copied for it, which must not be declared in sync later. */
 		if (req->is_write && req->member != a->slot[role]) {
 			array_rebuild_target_failed(a, role, req->member, req->result);
+			continue;
+		}
+		/* A read of the member being rebuilt (where it is rebuilt)
+		 * that failed: its bytes are rebuilt from the rest instead,
+		 * as before it was read at all (sectors it logged as lost
+		 * included); it is not failed for that. */
+		if (!req->is_write && req->member != a->slot[role]) {
+			if (nr_suspect_roles < 2 && !role_suspect(role)) {
+				suspect_roles[nr_suspect_roles++] = role;
+				if (rc == 0)
+					rc = -EAGAIN;
+			} else if (rc == 0 || rc == -EAGAIN) {
+				rc = req->result; /* no room to plan without it */
+			}
 			continue;
 		}
 		if (!req->is_write && req->result == -ENODATA && io->nodata_by_column &&
@@ -262,9 +276,13 @@ static void band_set_state(struct stripe_row *r, int k, uint32_t c0, uint32_t c1
 	}
 }
 
-static bool role_present(const struct raid_array *a, int role)
+/* Whether role's chunk of row r can be read: from the member in sync, or
+ * from the member being rebuilt where its rebuild has passed the row. */
+static bool role_present(const struct raid_array *a, const struct stripe_row *r, int role)
 {
-	return role >= 0 && a->slot[role] != NULL && !role_suspect(role);
+	return role >= 0 && !role_suspect(role) &&
+	       array_read_source(a, role, r->lay.member_off_bytes,
+	                         (uint64_t)r->nr_columns * COLUMN) != NULL;
 }
 
 /* Whether writes of the row's columns [c0, c1) on role have a member. */
@@ -305,7 +323,7 @@ static int band_io_add_parity_present(struct band_io *io, struct raid_array *a,
 	int nr_data = r->lay.nr_data, present_mask = 0;
 
 	for (int s = nr_data; s < v->nr_slots; s++) {
-		if (!role_present(a, v->role[s]))
+		if (!role_present(a, r, v->role[s]))
 			continue;
 		present_mask |= 1 << (s - nr_data);
 		band_io_add(io, a, r, v->role[s], stored + (size_t)(s - nr_data) * stride, c0, c1,
@@ -331,7 +349,7 @@ static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, ui
 		if (r->state[k][c0] != COLUMN_INVALID || !(want_all || k == want_k))
 			continue;
 		any = true;
-		if (!role_present(a, r->lay.data_role[k]))
+		if (!role_present(a, r, r->lay.data_role[k]))
 			need_rebuild = true;
 	}
 	if (!any)
@@ -381,7 +399,7 @@ static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, ui
 	band_vec_roles(&v, r, nr_parity);
 	for (int k = 0; k < nr_data; k++) {
 		int slot = r->lay.data_qslot[k];
-		bool present = role_present(a, r->lay.data_role[k]);
+		bool present = role_present(a, r, r->lay.data_role[k]);
 		switch (r->state[k][c0]) {
 		case COLUMN_CLEAN:
 			v.by_slot[slot] = r->data[k] + at;
@@ -405,7 +423,7 @@ static int band_load(struct raid_array *a, struct stripe_row *r, uint32_t c0, ui
 	}
 	for (int s = nr_data; s < v.nr_slots; s++) {
 		v.by_slot[s] = scratch + (size_t)s * len;
-		if (role_present(a, v.role[s])) {
+		if (role_present(a, r, v.role[s])) {
 			band_io_add(&io, a, r, v.role[s], v.by_slot[s], c0, c1, false);
 		} else {
 			if (nr_lost == nr_parity)
@@ -546,7 +564,7 @@ static int band_flush(struct raid_array *a, struct stripe_row *r, uint32_t c0, u
 	if (nr_dirty == 0)
 		return 0;
 	for (int s = 0; s < v.nr_slots; s++)
-		nr_missing += !role_present(a, v.role[s]);
+		nr_missing += !role_present(a, r, v.role[s]);
 
 	uint8_t *scratch = scratch_get(len * (size_t)(nr_data + nr_parity));
 	if (!scratch)
@@ -641,7 +659,7 @@ int stripe_row_write(struct raid_array *a, struct stripe_row *r, int k, uint64_t
 static int row_load_range(struct raid_array *a, struct stripe_row *r, int k, uint32_t c0,
                           uint32_t c1)
 {
-	bool present = k >= 0 && role_present(a, r->lay.data_role[k]);
+	bool present = k >= 0 && role_present(a, r, r->lay.data_role[k]);
 
 	while (c0 < c1) {
 		uint32_t end;
@@ -659,7 +677,7 @@ static int row_load_range(struct raid_array *a, struct stripe_row *r, int k, uin
 			rc = band_load_retry(a, r, c0, end, k, false);
 			if (rc < 0)
 				return rc;
-			if (!role_present(a, r->lay.data_role[k]))
+			if (!role_present(a, r, r->lay.data_role[k]))
 				present = false; /* it failed while reading: go on rebuilding */
 		} else {
 			end = band_end(r, c0, c1);
@@ -699,7 +717,8 @@ bool stripe_row_direct_read_req(struct raid_array *a, uint64_t row, int k, uint6
 
 	a->ops->row_layout(&a->geo, row, &lay);
 	int role = lay.data_role[k];
-	struct member *m = role >= 0 ? a->slot[role] : NULL;
+	struct member *m = role >= 0 ? array_read_source(a, role, lay.member_off_bytes + lo, hi - lo)
+	                             : NULL;
 	if (!m)
 		return false;
 	memset(req, 0, sizeof(*req));
@@ -727,7 +746,7 @@ int stripe_row_load_all(struct raid_array *a, struct stripe_row *r)
 	if (row_all_invalid(r) && stripe_row_all_present(a, r))
 		return band_load_retry(a, r, 0, r->nr_columns, -1, true);
 	for (int k = 0; k < r->lay.nr_data; k++) {
-		int rc = role_present(a, r->lay.data_role[k]) ?
+		int rc = role_present(a, r, r->lay.data_role[k]) ?
 		                 row_load_range(a, r, k, 0, r->nr_columns) :
 		                 row_load_range(a, r, -1, 0, r->nr_columns);
 		if (rc < 0)
@@ -783,12 +802,12 @@ int stripe_row_flush(struct raid_array *a, struct stripe_row *r, struct stripe_r
 
 bool stripe_row_all_present(const struct raid_array *a, const struct stripe_row *r)
 {
-	if (!role_present(a, r->lay.p_role))
+	if (!role_present(a, r, r->lay.p_role))
 		return false;
-	if (row_nr_parity(a) == 2 && !role_present(a, r->lay.q_role))
+	if (row_nr_parity(a) == 2 && !role_present(a, r, r->lay.q_role))
 		return false;
 	for (int k = 0; k < r->lay.nr_data; k++)
-		if (!role_present(a, r->lay.data_role[k]))
+		if (!role_present(a, r, r->lay.data_role[k]))
 			return false;
 	return true;
 }

@@ -22,7 +22,16 @@
 #     rebuild_target_drop);
 #  6. bitmap_clear_degraded: a member failed out while the bitmap daemon
 #     syncs the members before it clears idle bits: the bits stay, as md
-#     clears none while degraded (bitmap.c bitmap_clear_idle).
+#     clears none while degraded (bitmap.c bitmap_clear_idle);
+#  7. dsync_write: a write made with O_DSYNC (dd oflag=dsync) or
+#     RWF_DSYNC is durable when it returns: with direct_io the kernel sends
+#     no fsync after it, so a crash lost it from the write-back cache
+#     (fs_ops.c fs_write);
+#  8. rebuild_torn_forced: a crash mid-rebuild tears a row below the new
+#     member's recovery_offset; the forced start must read the fsynced
+#     chunk the new member holds there (md reads a recovering member below
+#     its recovery_offset), not rebuild it from the torn parity
+#     (stripe_row.c role_present, array.h array_read_source).
 # Cases 3, 4 and 6 stop the daemon at a chosen function with gdb.
 . "$(dirname "$0")/lib.sh"
 require_fuse
@@ -259,6 +268,61 @@ bitmap_clear_degraded() {
 	echo "FAIL: the bitmap was cleared while the array was degraded"; exit 1
 }
 
+# A write that returned with O_DSYNC, or with RWF_DSYNC, must survive a
+# crash like an fsynced one: the cache holds rows for 10 minutes here.
+dsync_write() {
+	new_array 3 8M 262144 65536
+	$RAIDFUSE umount $W/mnt || exit 2
+	$RAIDFUSE mount --flush-age-ms 600000 $M $W/mnt || exit 2
+	dd if=$W/B of=$V bs=64K seek=1 count=1 oflag=dsync conv=notrunc status=none || exit 2
+	python3 -c "import os,sys; fd = os.open(sys.argv[1], os.O_RDWR); os.pwritev(fd, [b'B' * 65536], 2 * 65536, os.RWF_DSYNC)" $V || exit 2
+	echo "after the writes: $(grep cache_dirty_rows $W/mnt/.raidfuse/status)"
+	kill_daemon
+	$RAIDFUSE mount $M $W/mnt 2>$W/err || { cat $W/err; echo "remount refused"; exit 1; }
+	got1=$(block_bytes 1) got2=$(block_bytes 2)
+	$RAIDFUSE umount $W/mnt
+	echo "after the crash: block 1 (O_DSYNC) reads '$got1', block 2 (RWF_DSYNC) '$got2'"
+	[ "$got1" = B ] && [ "$got2" = B ] && { echo PASS; exit 0; }
+	echo FAIL; exit 1
+}
+
+# Role 1 is rebuilt onto new.img, which has passed row 0 (and says so in
+# its recovery_offset) when the daemon dies between row 0's data write
+# and its parity write. Chunk 1 of row 0 (role 1) holds fsynced 'A' on
+# new.img; rebuilt from the torn parity it would read 'B'.
+rebuild_torn_forced() {
+	new_array 3 16M 4194304 65536
+	$RAIDFUSE fail $W/mnt $W/m1.img && $RAIDFUSE remove $W/mnt $W/m1.img || exit 2
+	truncate -s 16M $W/new.img
+	echo 2000 > $W/mnt/.raidfuse/sync_speed_max
+	$RAIDFUSE add $W/mnt $W/new.img || exit 2
+	dev=$(for d in $W/mnt/.raidfuse/dev*; do grep -q new.img $d/path && basename $d; done)
+	for _ in $(seq 100); do
+		s=$(cat $W/mnt/.raidfuse/$dev/recovery_start 2>/dev/null)
+		[[ $s =~ ^[0-9]+$ ]] && [ "$s" -ge 1024 ] && break
+		sleep 0.1
+	done
+	sleep 2.5 # a checkpoint of the recovery_offset reaches new.img
+	echo "new.img: $(mdadm --examine $W/new.img | grep -i 'Recovery Offset' | tr -s ' ')"
+	# row 0 in the cache (nothing left to read), then its parity member slow:
+	# the kill lands after chunk 0's write to m0 and before P's to m2
+	dd if=$V of=/dev/null bs=128K count=1 status=none
+	p=$(for d in $W/mnt/.raidfuse/dev*; do grep -q m2.img $d/path && basename $d; done)
+	echo latency=4000 > $W/mnt/.raidfuse/$p/fault
+	dd if=$W/B of=$V bs=64K count=1 conv=notrunc,fsync status=none 2>/dev/null &
+	sleep 1.5
+	kill_daemon
+	wait
+	$RAIDFUSE mount --force $M $W/new.img $W/mnt 2>$W/err || { cat $W/err; echo "remount refused"; exit 1; }
+	got=$(block_bytes 1)
+	$RAIDFUSE wait $W/mnt >/dev/null 2>&1
+	after=$(block_bytes 1)
+	$RAIDFUSE umount $W/mnt >/dev/null 2>&1
+	echo "chunk 1 (fsynced A) after the forced start: '$got', once rebuilt: '$after'"
+	[ "$got" = A ] && [ "$after" = A ] && { echo PASS; exit 0; }
+	echo FAIL; exit 1
+}
+
 run_case band_retry_a band_retry A
 run_case band_retry_b band_retry B
 run_case super_fail super_fail
@@ -266,4 +330,6 @@ run_case bitmap_order bitmap_order
 run_case fail_during_resync fail_during_resync
 run_case rebuild_drop_unrecorded rebuild_drop_unrecorded
 run_case bitmap_clear_degraded bitmap_clear_degraded
+run_case dsync_write dsync_write
+run_case rebuild_torn_forced rebuild_torn_forced
 log "PASS"

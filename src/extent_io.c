@@ -98,8 +98,7 @@ static void extent_mend_copies(struct raid_array *a, const struct raid_extent *e
 	char *fresh = NULL;
 
 	if (!region_held) {
-		for (uint64_t r = first; r <= last; r++)
-			row_lock(&a->row_locks, r);
+		row_lock_range(&a->row_locks, first, last);
 		struct member *gm = a->slot[ext->copies[good_c].role];
 		fresh = parity_buf_alloc(piece);
 		if (!fresh || !gm ||
@@ -112,8 +111,7 @@ static void extent_mend_copies(struct raid_array *a, const struct raid_extent *e
 		                      ext->copies[bad[i]].member_off_bytes,
 		                      extent_sync_off(a, off, ext));
 	if (!region_held)
-		for (uint64_t r = first; r <= last; r++)
-			row_unlock(&a->row_locks, r);
+		row_unlock_range(&a->row_locks, first, last);
 	free(fresh);
 }
 

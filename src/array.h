@@ -227,7 +227,7 @@ int array_remove_member(struct raid_array *a, struct member *m);
 
 /* The member to write role's bytes [dev_off, dev_off + len) to: the one in
  * sync, or the one being rebuilt when that range is rebuilt already. */
-static inline struct member *array_write_target(struct raid_array *a, int role,
+static inline struct member *array_write_target(const struct raid_array *a, int role,
                                                 uint64_t dev_off, uint64_t len)
 {
 	/* Read once: another thread may fail the member out meanwhile. The
@@ -249,12 +249,7 @@ static inline struct member *array_write_target(struct raid_array *a, int role,
 static inline struct member *array_read_source(const struct raid_array *a, int role,
                                                uint64_t dev_off, uint64_t len)
 {
-	/* Same order as array_write_target. */
-	struct member *m = __atomic_load_n(&a->rebuilding[role], __ATOMIC_ACQUIRE);
-	struct member *serving = __atomic_load_n(&a->slot[role], __ATOMIC_ACQUIRE);
-	if (serving)
-		return serving;
-	return m && dev_off + len <= atomic_load(&a->rebuilt_bytes[role]) ? m : NULL;
+	return array_write_target(a, role, dev_off, len);
 }
 
 /* Add a member to a mounted array (md's --add): a replacement for a

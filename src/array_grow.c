@@ -22,6 +22,19 @@
 #include "bitmap.h"
 #include "errmsg.h"
 
+/* The change made in memory goes to every member's superblock, clean,
+ * with the events bumped. */
+static int grow_write_supers(struct raid_array *a, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&a->state_lock);
+	int rc = array_super_sync(a, true);
+	pthread_mutex_unlock(&a->state_lock);
+	if (rc < 0)
+		return errmsg_fail(rc, err, errlen, "cannot write the superblocks: %s",
+		                   strerror(-rc));
+	return 0;
+}
+
 /* Only a clean array with every member in sync: the bitmap added must
  * have nothing to say (all bits clear is true only then), and the one
  * removed must have nothing left to say. */
@@ -137,13 +150,7 @@ int array_grow_bitmap(struct raid_array *a, bool internal, uint64_t chunk_wanted
 		grow_remove_bitmap(a);
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&a->state_lock);
-	rc = array_super_sync(a, true);
-	pthread_mutex_unlock(&a->state_lock);
-	if (rc < 0)
-		return errmsg_fail(rc, err, errlen, "cannot write the superblocks: %s",
-		                   strerror(-rc));
-	return 0;
+	return grow_write_supers(a, err, errlen);
 }
 
 /* The data bytes m offers: from its data offset to its end. 1.0 keeps its
@@ -276,12 +283,9 @@ int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_arr
 	/* Written already, with the events the superblocks are about to get. */
 	bitmap_free(a->bitmap);
 	a->bitmap = NULL;
-	pthread_mutex_lock(&a->state_lock);
-	rc = array_super_sync(a, true);
-	pthread_mutex_unlock(&a->state_lock);
+	rc = grow_write_supers(a, err, errlen);
 	if (rc < 0)
-		return errmsg_fail(rc, err, errlen, "cannot write the superblocks: %s",
-		                   strerror(-rc));
+		return rc;
 	*new_array_bytes = geo.array_bytes;
 	return 0;
 }
@@ -330,11 +334,5 @@ int array_grow_raid_disks(struct raid_array *a, int new_disks, char *err, size_t
 		if (member_is_live(&a->members[i]))
 			a->members[i].sb.raid_disks = (uint32_t)new_disks;
 	a->geo.raid_disks = new_disks;
-	pthread_mutex_lock(&a->state_lock);
-	int rc = array_super_sync(a, true);
-	pthread_mutex_unlock(&a->state_lock);
-	if (rc < 0)
-		return errmsg_fail(rc, err, errlen, "cannot write the superblocks: %s",
-		                   strerror(-rc));
-	return 0;
+	return grow_write_supers(a, err, errlen);
 }

@@ -9,16 +9,6 @@ require_cmd mdadm losetup
 
 cd "$WORK"
 
-# mdadm -X wants a block device: look at a member through a read-only loop.
-bitmap_field() { # MEMBER FIELD -> value text after "FIELD :"
-	local loop out
-	loop=$(losetup -f --show -r "$1") || fail "losetup $1"
-	out=$(mdadm -X "$loop" 2>&1)
-	losetup -d "$loop"
-	printf '%s\n' "$out" | sed -n "s/^ *$2 : //p" | head -1
-}
-dirty_bits() { bitmap_field "$1" Bitmap | sed -n 's/.*chunks), \([0-9]*\) dirty.*/\1/p'; }
-
 # mdadm's default bitmap chunk first (64 MiB: 4 bits for 199 MiB members).
 "$RAIDFUSE" create --level 5 --raid-devices 4 --chunk 64K --size 200M d0 d1 d2 d3 >/dev/null ||
 	fail "create with the default bitmap chunk"

@@ -50,24 +50,8 @@ MNT=$WORK/mnt
 mkdir -p "$MNT"
 track_mount "$MNT"
 
-# mdadm -X wants a block device: look at a member through a read-only loop.
-bitmap_field() { # MEMBER FIELD -> value text after "FIELD :"
-	local loop out
-	loop=$(losetup -f --show -r "$1") || fail "losetup $1"
-	out=$(mdadm -X "$loop" 2>&1)
-	losetup -d "$loop"
-	printf '%s\n' "$out" | sed -n "s/^ *$2 : //p" | head -1
-}
-dirty_bits() { bitmap_field "$1" Bitmap | sed -n 's/.*chunks), \([0-9]*\) dirty.*/\1/p'; }
 # data_hash MEMBER: sha256 of the member from its data offset on (1.2).
 data_hash() { tail -c +$(($(data_off "$1") + 1)) "$1" | sha256sum | cut -c1-64; }
-kill_mounted() {
-	local pid
-	pid=$(cat "$MNT/.raidfuse/pid") || fail "no daemon pid"
-	kill -9 "$pid"
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	fusermount3 -u -z "$MNT"
-}
 # refuse LABEL PATTERN ARGS...: raidfuse grow ARGS must exit non-zero with
 # PATTERN in its message and leave every member file (m0..m3, r0..r3) as
 # it was.
@@ -119,7 +103,7 @@ dd if=/dev/urandom of=new bs=1M count=2 status=none
 dd if=new of="$MNT/volume.img" bs=1M seek=150 conv=notrunc,fsync status=none || fail "write 2"
 n=$(dirty_bits m0)
 [ "$n" -ge 1 ] || fail "no bit set by a write after grow"
-kill_mounted
+rf_kill "$MNT"
 mnt_ok "remount after kill" m0 m1 m2 m3
 grep -q "resyncing the $n of 63 regions the write-intent bitmap marks" "$WORK/mount.err" ||
 	fail "remount after a kill did not resync the $n marked regions: $(cat "$WORK/mount.err")"
@@ -135,7 +119,7 @@ for i in 0 1 2 3; do
 	! mdadm --examine m$i | grep -q "Internal Bitmap" || fail "m$i keeps its bitmap after none"
 done
 mnt_ok "after grow none" m0 m1 m2 m3
-kill_mounted
+rf_kill "$MNT"
 mnt_ok "remount without a bitmap" m0 m1 m2 m3
 grep -q "resyncing all of raid5" "$WORK/mount.err" ||
 	fail "without a bitmap a kill must resync everything: $(cat "$WORK/mount.err")"
@@ -150,7 +134,7 @@ refuse "chunk with none" "--bitmap none removes" --bitmap none --bitmap-chunk 1M
 refuse "degraded" "degraded (missing role(s) 3)" --bitmap internal m0 m1 m2
 rf_mount m0 m1 m2 m3 "$MNT"
 refuse "mounted" "in use" --bitmap internal m0 m1 m2 m3
-kill_mounted
+rf_kill "$MNT"
 refuse "dirty" "not stopped cleanly" --bitmap internal m0 m1 m2 m3
 mnt_ok "resync" m0 m1 m2 m3
 umnt
@@ -278,7 +262,7 @@ debugfs -w -R "write big.bin big.bin" "$MNT/volume.img" >/dev/null 2>&1 || fail 
 sync -f "$MNT/volume.img"
 n=$(dirty_bits m0)
 [ "$n" -ge 1 ] || fail "no bit set by writing into the grown room"
-kill_mounted
+rf_kill "$MNT"
 mnt_ok "remount after a kill, grown" m0 m1 m2 m3
 grep -q "resyncing the $n of $((new_bytes / 3 / 1048576)) regions the write-intent bitmap marks" \
 	"$WORK/mount.err" || fail "remount after a kill: $(cat "$WORK/mount.err")"

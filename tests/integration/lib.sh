@@ -237,3 +237,16 @@ md_sb_field() {
 f = open(sys.argv[1], "rb"); f.seek(4096 + int(sys.argv[2]))
 print(struct.unpack(sys.argv[3], f.read(struct.calcsize(sys.argv[3])))[0])' "$@"
 }
+
+# bitmap_field MEMBER FIELD: a field of mdadm -X (--examine-bitmap), the
+# text after "FIELD :". mdadm -X wants a block device: the member is looked
+# at through a read-only loop device (root).
+bitmap_field() {
+	local loop out
+	loop=$(losetup -f --show -r "$1") || fail "losetup $1"
+	out=$(mdadm -X "$loop" 2>&1)
+	losetup -d "$loop"
+	printf '%s\n' "$out" | sed -n "s/^ *$2 : //p" | head -1
+}
+# dirty_bits MEMBER: how many bits of its bitmap mdadm -X counts dirty.
+dirty_bits() { bitmap_field "$1" Bitmap | sed -n 's/.*chunks), \([0-9]*\) dirty.*/\1/p'; }

@@ -218,11 +218,13 @@ fail_during_resync() {
 	cat $W/err; echo PASS; exit 0
 }
 
-# The same for a member being rebuilt: its write fails where the rebuild
-# has passed, and no superblock can record that it was dropped.
-rebuild_drop_unrecorded() {
+# rebuild_onto_new MEMBER: in $W, a RAID5 of 3 (new_array 3 16M 4 MiB of
+# 'A') whose MEMBER is failed, removed and rebuilt onto new.img, slowly;
+# returns once the rebuild has passed 1024 sectors and a checkpoint of its
+# recovery_offset has reached the superblocks. Sets dev (new.img's devN).
+rebuild_onto_new() {
 	new_array 3 16M 4194304 65536
-	$RAIDFUSE fail $W/mnt $W/m2.img && $RAIDFUSE remove $W/mnt $W/m2.img || exit 2
+	$RAIDFUSE fail $W/mnt $W/$1 && $RAIDFUSE remove $W/mnt $W/$1 || exit 2
 	truncate -s 16M $W/new.img
 	echo 2000 > $W/mnt/.raidfuse/sync_speed_max
 	$RAIDFUSE add $W/mnt $W/new.img || exit 2
@@ -232,7 +234,13 @@ rebuild_drop_unrecorded() {
 		[[ $s =~ ^[0-9]+$ ]] && [ "$s" -ge 1024 ] && break
 		sleep 0.1
 	done
-	sleep 2.5 # a checkpoint of the recovery_offset reaches the superblocks
+	sleep 2.5 # a checkpoint (every 2 s) reaches the superblocks
+}
+
+# The same for a member being rebuilt: its write fails where the rebuild
+# has passed, and no superblock can record that it was dropped.
+rebuild_drop_unrecorded() {
+	rebuild_onto_new m2.img
 	echo "rebuild at sector $(cat $W/mnt/.raidfuse/$dev/recovery_start)"
 	for d in $W/mnt/.raidfuse/dev*; do
 		grep -q new.img $d/path && echo write-error > $d/fault || echo super-error > $d/fault
@@ -291,18 +299,7 @@ dsync_write() {
 # and its parity write. Chunk 1 of row 0 (role 1) holds fsynced 'A' on
 # new.img; rebuilt from the torn parity it would read 'B'.
 rebuild_torn_forced() {
-	new_array 3 16M 4194304 65536
-	$RAIDFUSE fail $W/mnt $W/m1.img && $RAIDFUSE remove $W/mnt $W/m1.img || exit 2
-	truncate -s 16M $W/new.img
-	echo 2000 > $W/mnt/.raidfuse/sync_speed_max
-	$RAIDFUSE add $W/mnt $W/new.img || exit 2
-	dev=$(for d in $W/mnt/.raidfuse/dev*; do grep -q new.img $d/path && basename $d; done)
-	for _ in $(seq 100); do
-		s=$(cat $W/mnt/.raidfuse/$dev/recovery_start 2>/dev/null)
-		[[ $s =~ ^[0-9]+$ ]] && [ "$s" -ge 1024 ] && break
-		sleep 0.1
-	done
-	sleep 2.5 # a checkpoint of the recovery_offset reaches new.img
+	rebuild_onto_new m1.img
 	echo "new.img: $(mdadm --examine $W/new.img | grep -i 'Recovery Offset' | tr -s ' ')"
 	# row 0 in the cache (nothing left to read), then its parity member slow:
 	# the kill lands after chunk 0's write to m0 and before P's to m2

@@ -35,12 +35,14 @@ static int grow_write_supers(struct raid_array *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* Only a clean array with every member in sync: the bitmap added must
- * have nothing to say (all bits clear is true only then), and the one
- * removed must have nothing left to say. */
-static int grow_refusal(const struct raid_array *a, char *err, size_t errlen)
+/* Only a clean array with every member of roles [0, roles_kept) in sync:
+ * a bitmap added must have nothing to say (all bits clear is true only
+ * then), one removed nothing left to say, and every member that stays
+ * must get the change. */
+static int grow_refusal(const struct raid_array *a, int roles_kept, char *err, size_t errlen)
 {
-	char missing[256];
+	char missing[256] = "";
+	size_t used = 0;
 
 	if (a->read_only)
 		return errmsg_fail(-EROFS, err, errlen, "the members are open read-only");
@@ -48,18 +50,21 @@ static int grow_refusal(const struct raid_array *a, char *err, size_t errlen)
 		return errmsg_fail(-EUCLEAN, err, errlen,
 		                   "the array was not stopped cleanly: mount it once (raidfuse "
 		                   "resyncs it) and unmount it first");
-	array_missing_text(a, missing, sizeof(missing));
-	if (array_missing_count(a))
-		return errmsg_fail(-ENODEV, err, errlen,
-		                   "the array is degraded (missing role(s) %s): rebuild it first, "
-		                   "so that every member gets the change",
-		                   missing);
 	for (int role = 0; role < a->geo.raid_disks; role++)
 		if (a->rebuilding[role])
 			return errmsg_fail(-EBUSY, err, errlen,
 			                   "%s is being rebuilt into role %d: mount the array and let "
 			                   "the rebuild finish first",
 			                   a->rebuilding[role]->path, role);
+	for (int role = 0; role < roles_kept && used < sizeof(missing); role++)
+		if (!a->slot[role])
+			used += (size_t)snprintf(missing + used, sizeof(missing) - used, "%s%d",
+			                         used ? "," : "", role);
+	if (missing[0])
+		return errmsg_fail(-ENODEV, err, errlen,
+		                   "the array is degraded (missing role(s) %s): rebuild it first, "
+		                   "so that every member gets the change",
+		                   missing);
 	return 0;
 }
 
@@ -134,7 +139,7 @@ static void grow_remove_bitmap(struct raid_array *a)
 int array_grow_bitmap(struct raid_array *a, bool internal, uint64_t chunk_wanted_bytes,
                       char *err, size_t errlen)
 {
-	int rc = grow_refusal(a, err, errlen);
+	int rc = grow_refusal(a, a->geo.raid_disks, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (internal && a->bitmap)
@@ -221,7 +226,7 @@ int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_arr
 	struct raid_geometry geo;
 	void *priv = NULL;
 
-	int rc = grow_refusal(a, err, errlen);
+	int rc = grow_refusal(a, a->geo.raid_disks, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (!a->ops->can_resize || !a->ops->can_resize(&a->geo))
@@ -308,28 +313,15 @@ int array_grow_raid_disks(struct raid_array *a, int new_disks, char *err, size_t
 	if (new_disks < a->ops->min_disks || new_disks > RAID_MAX_MEMBERS)
 		return errmsg_fail(-EINVAL, err, errlen, "%s takes %d to %d members, not %d",
 		                   a->ops->name, a->ops->min_disks, RAID_MAX_MEMBERS, new_disks);
-	if (a->read_only)
-		return errmsg_fail(-EROFS, err, errlen, "the members are open read-only");
-	if (a->was_dirty)
-		return errmsg_fail(-EUCLEAN, err, errlen,
-		                   "the array was not stopped cleanly: mount it once (raidfuse "
-		                   "resyncs it) and unmount it first");
-	for (int role = 0; role < old_disks; role++) {
-		if (a->rebuilding[role])
-			return errmsg_fail(-EBUSY, err, errlen,
-			                   "%s is being rebuilt into role %d: mount the array and let "
-			                   "the rebuild finish first",
-			                   a->rebuilding[role]->path, role);
-		if (role < new_disks && !a->slot[role])
-			return errmsg_fail(-ENODEV, err, errlen,
-			                   "role %d, which stays, has no member: rebuild it first",
-			                   role);
-		if (role >= new_disks && a->slot[role])
+	int rc = grow_refusal(a, new_disks < old_disks ? new_disks : old_disks, err, errlen);
+	if (rc < 0)
+		return rc;
+	for (int role = new_disks; role < old_disks; role++)
+		if (a->slot[role])
 			return errmsg_fail(-EBUSY, err, errlen,
 			                   "role %d, which goes, is served by %s: fail and remove it "
 			                   "first (raidfuse fail, remove), as mdadm asks",
 			                   role, a->slot[role]->path);
-	}
 	for (int i = 0; i < a->nr_members; i++)
 		if (member_is_live(&a->members[i]))
 			a->members[i].sb.raid_disks = (uint32_t)new_disks;

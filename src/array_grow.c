@@ -219,6 +219,38 @@ static int grow_pick_size(const struct raid_array *a, uint64_t want_bytes, uint6
 	return 0;
 }
 
+/* Where each role's unused bytes begin, on a member of the current size.
+ * Copies-only levels may leave the end of their last row unused (raid10
+ * near with an odd product of members and chunks, offset with an odd
+ * number of rows): a larger size puts a new chunk's copy there, so it is
+ * zeroed with the new room. Parity rows are always whole. */
+static void grow_zero_from(const struct raid_array *a, uint64_t zero_from[RAID_MAX_MEMBERS])
+{
+	uint64_t used_end[RAID_MAX_MEMBERS] = { 0 };
+
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		zero_from[role] = a->geo.dev_bytes;
+	if (a->ops->max_parity > 0 || !a->geo.chunk_bytes)
+		return;
+	/* The last rows of the volume: a chunk's copies lie at most this far
+	 * behind its place in the volume. */
+	uint64_t window = (uint64_t)a->geo.raid_disks * RAID_MAX_COPIES * a->geo.chunk_bytes;
+	uint64_t off = a->geo.array_bytes > window ? a->geo.array_bytes - window : 0;
+	while (off < a->geo.array_bytes) {
+		struct raid_extent ext;
+		a->ops->map(&a->geo, a->level_priv, off, &ext);
+		for (int c = 0; c < ext.nr_copies; c++) {
+			uint64_t end = ext.copies[c].member_off_bytes + ext.len_bytes;
+			if (end > used_end[ext.copies[c].role])
+				used_end[ext.copies[c].role] = end;
+		}
+		off += ext.len_bytes;
+	}
+	for (int role = 0; role < a->geo.raid_disks; role++)
+		if (used_end[role] && used_end[role] < a->geo.dev_bytes)
+			zero_from[role] = used_end[role];
+}
+
 int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_array_bytes,
                     char *err, size_t errlen)
 {
@@ -260,11 +292,15 @@ int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_arr
 	}
 	/* The room past the old size may hold anything (a disk's old data):
 	 * zeros keep parity and copies consistent there, as create's do. */
+	uint64_t zero_from[RAID_MAX_MEMBERS];
+	grow_zero_from(a, zero_from);
 	for (int i = 0; i < a->nr_members && rc == 0; i++) {
 		struct member *m = &a->members[i];
 		if (!member_is_live(m))
 			continue;
-		rc = member_zero(m, new_bytes - old_bytes, old_bytes);
+		uint64_t from = m->role >= 0 && m->role < a->geo.raid_disks ? zero_from[m->role]
+		                                                             : old_bytes;
+		rc = member_zero(m, new_bytes - from, from);
 		if (rc == 0 && chunk_bytes)
 			rc = bitmap_format_member(m, a->set_uuid, sync_bytes, chunk_bytes,
 			                          a->events + 1);
@@ -297,7 +333,8 @@ int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_arr
 
 /* mdadm --grow --raid-devices for a level whose members each hold all of
  * it (raid1): more roles wait for members to be added; fewer need the
- * roles that go to be empty already (failed and removed), as md asks. */
+ * roles that go to have no member here (failed and removed, as md asks,
+ * or left out: recorded faulty then). */
 int array_grow_raid_disks(struct raid_array *a, int new_disks, char *err, size_t errlen)
 {
 	int old_disks = a->geo.raid_disks;
@@ -322,6 +359,16 @@ int array_grow_raid_disks(struct raid_array *a, int new_disks, char *err, size_t
 			                   "role %d, which goes, is served by %s: fail and remove it "
 			                   "first (raidfuse fail, remove), as mdadm asks",
 			                   role, a->slot[role]->path);
+	/* A member of a role that goes but that was only left out (not named,
+	 * not failed) is still recorded in that role: md's super_1_sync
+	 * records every member it does not hold as faulty; so must this, or
+	 * the member, one update behind, later claims a role past
+	 * raid_disks and the array no longer assembles with it. */
+	const struct md_super *roles = &a->slot[0]->sb;
+	for (uint32_t dev = 0; new_disks < old_disks && dev < roles->max_dev; dev++)
+		if (roles->dev_roles[dev] >= (uint16_t)new_disks &&
+		    roles->dev_roles[dev] < (uint16_t)old_disks)
+			array_roles_set(a, dev, MD_ROLE_FAULTY);
 	for (int i = 0; i < a->nr_members; i++)
 		if (member_is_live(&a->members[i]))
 			a->members[i].sb.raid_disks = (uint32_t)new_disks;

@@ -29,6 +29,8 @@
 #     marked regions, verify 0;
 #  8. RAID10 near and RAID6 grow by --size SIZE; verify 0; a RAID1 whose
 #     members were replaced (mounted) by larger ones grows by --size max;
+#     RAID10 n2 and o2 on 3 members whose last row ends unused (old bytes
+#     there) grow with that end zeroed too;
 #  9. a grow --size stopped between two superblocks mounts at the new size
 #     and the mount writes it to the member that missed it;
 # 10. refusals, changing no member: linear, raid0, raid10 far copies,
@@ -38,8 +40,9 @@
 # 11. 2 -> 3 roles: the array then mounts only with --run, the member
 #     added is rebuilt into role 2 (a 3-way mirror, verify 0), a grow
 #     stopped between the two superblocks is settled by the mount; 3 -> 2
-#     refused while role 2 is served, done once it is failed and removed;
-#     RAID5 refused (a reshape).
+#     refused while role 2 is served, done once it is failed and removed,
+#     or when its member is only left out (it is recorded faulty); RAID5
+#     refused (a reshape).
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_root
@@ -395,10 +398,44 @@ umnt
 [ "$(ex_field m0 'Array State' | cut -c1-2)" = AA ] && [ "$(ex_field m0 'Raid Devices')" = 2 ] ||
 	fail "after grow -n 2: $(ex_field m0 'Raid Devices') roles, $(ex_field m0 'Array State')"
 rm -f m? m1.sb m1.grown
+# 3 -> 2 with role 2's member only left out (not named, not failed): it is
+# recorded faulty, so that named again later it is left out, not taken for
+# a member of a role past raid_disks.
+"$RAIDFUSE" create --level 1 --raid-devices 3 --size 16M m0 m1 m2 >/dev/null || fail "create raid1 x3"
+"$RAIDFUSE" grow --raid-devices 2 m0 m1 >grow.out 2>&1 || fail "grow -n 2 (m2 left out): $(cat grow.out)"
+"$RAIDFUSE" verify m0 m1 m2 >verify.out 2>&1 ||
+	fail "m2 left out of grow -n 2 breaks the assembly: $(cat verify.out)"
+[ "$(ex_field m0 'Array State' | cut -c1-2)" = AA ] || fail "grow -n 2 without m2: $(ex_field m0 'Array State')"
+rm -f m?
+log "ok: grow -n 2 with role 2's member left out records it faulty; named later, it is left out"
 "$RAIDFUSE" create --level 5 --raid-devices 3 --size 16M m0 m1 m2 >/dev/null || fail "create raid5"
 refuse "raid5 -n" "raid5 arrays cannot change their number of members" --raid-devices 4 m0 m1 m2
 rm -f m?
 log "ok: grow --raid-devices: raid1 2 -> 3 (a stopped grow settled at mount, role 2 rebuilt, verify 0) -> 2; raid5 refused"
+
+# RAID10 near on 3 members with an odd number of chunks each, and offset
+# with an odd number of rows: the end of the last row is unused (old disk
+# bytes there); the new size puts copies of new chunks there, so grow
+# zeroes it too (verify 0).
+# (241 chunks each: n2 leaves only m2's last slot unused, o2 the last row
+# of every member.)
+for lay in n2 o2; do
+	"$RAIDFUSE" create --level 10 --raid-devices 3 --layout $lay --chunk 64K --size 16448K \
+		m0 m1 m2 >/dev/null || fail "create raid10 $lay"
+	unused=(m2)
+	[ $lay = o2 ] && unused=(m0 m1 m2)
+	for f in "${unused[@]}"; do
+		dd if=/dev/urandom of=$f bs=64K seek=$(($(data_off $f) / 65536 + 240)) count=1 \
+			conv=notrunc status=none
+	done
+	"$RAIDFUSE" verify m0 m1 m2 >/dev/null 2>&1 || fail "raid10 $lay: the slots written are in use"
+	truncate -s +8M m0 m1 m2
+	"$RAIDFUSE" grow --size max m0 m1 m2 >grow.out 2>&1 || fail "grow raid10 $lay: $(cat grow.out)"
+	"$RAIDFUSE" verify m0 m1 m2 >verify.out 2>&1 ||
+		fail "raid10 $lay grown over an unused row end: $(cat verify.out)"
+	rm -f m?
+done
+log "ok: raid10 n2 and o2 on 3 members: the unused end of the last row is zeroed by grow --size too"
 
 # 10. Levels and formats that cannot grow in place.
 "$RAIDFUSE" create --level 10 --raid-devices 4 --chunk 64K --layout f2 --size 16M m0 m1 m2 m3 \

@@ -481,6 +481,7 @@ int array_create(const char *const *paths, int nr_paths, const struct array_crea
 		m->sb.dev_number = (uint32_t)i;
 		m->sb.super_offset = layout.super_offset;
 		m->sb.data_size = layout.data_sectors;
+		m->data_offset_bytes = m->sb.data_offset * SECTOR_BYTES;
 		/* linear and raid0 use each member's data_size whole (md's
 		 * rdev->sectors): it ends where --size leaves it, as with 1.2,
 		 * not at a 1.0 member's true end (never zeroed, nor asked for). */

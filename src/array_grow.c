@@ -290,6 +290,13 @@ int array_grow_size(struct raid_array *a, uint64_t want_bytes, uint64_t *new_arr
 			                   "--bitmap none)",
 			                   sync_bytes >> 30);
 	}
+	for (int i = 0; i < a->nr_members && chunk_bytes; i++)
+		if (member_is_live(&a->members[i]) &&
+		    !bitmap_fits(&a->members[i], sync_bytes, chunk_bytes))
+			return errmsg_fail(-ENOSPC, err, errlen,
+			                   "%s: its write-intent bitmap has no room for the bits of "
+			                   "the new size: remove it first (grow --bitmap none)",
+			                   a->members[i].path);
 	/* The room past the old size may hold anything (a disk's old data):
 	 * zeros keep parity and copies consistent there, as create's do. */
 	uint64_t zero_from[RAID_MAX_MEMBERS];

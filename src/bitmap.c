@@ -142,18 +142,43 @@ static void bitmap_super_fill(struct md_bitmap_super *bsb, const uint8_t uuid[16
 	bsb->daemon_sleep = BITMAP_DAEMON_SLEEP_S;
 }
 
+static const char *bitmap_clash(const struct member *m, uint64_t start, uint64_t end,
+                                bool with_bblog);
+
+/* The bytes a fresh bitmap takes: its superblock and bits, in whole
+ * sectors, as md reads them; no more, for a bitmap md placed with less
+ * room than create keeps. */
+static size_t bitmap_fresh_bytes(uint64_t sync_bytes, uint64_t chunk_bytes)
+{
+	uint64_t nr_bits = (sync_bytes + chunk_bytes - 1) / chunk_bytes;
+	return (size_t)((MD_BITMAP_SB_BYTES + (nr_bits + 7) / 8 + SECTOR_BYTES - 1) /
+	                SECTOR_BYTES * SECTOR_BYTES);
+}
+
+bool bitmap_fits(const struct member *m, uint64_t sync_bytes, uint64_t chunk_bytes)
+{
+	size_t len = bitmap_fresh_bytes(sync_bytes, chunk_bytes);
+	uint64_t at = bitmap_sb_abs_off(&m->sb);
+	return len <= BITMAP_WRITTEN_SECTORS * SECTOR_BYTES &&
+	       !bitmap_clash(m, at, at + len, m->sb.bblog_size != 0);
+}
+
 int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t sync_bytes,
                          uint64_t bitmap_chunk_bytes, uint64_t events)
 {
 	uint8_t raw[BITMAP_WRITTEN_SECTORS * SECTOR_BYTES];
 	struct md_bitmap_super bsb;
+	size_t len = bitmap_fresh_bytes(sync_bytes, bitmap_chunk_bytes);
+	uint64_t at = bitmap_sb_abs_off(&m->sb);
 
+	if (!bitmap_fits(m, sync_bytes, bitmap_chunk_bytes))
+		return -ENOSPC;
 	/* The bits too: grow writes where an older array may have left
 	 * bytes (create has zeroed them already). */
-	memset(raw, 0, sizeof(raw));
+	memset(raw, 0, len);
 	bitmap_super_fill(&bsb, uuid, sync_bytes, bitmap_chunk_bytes, events);
 	md_bitmap_super_encode(&bsb, raw);
-	return member_pwrite_abs(m, raw, sizeof(raw), bitmap_sb_abs_off(&m->sb));
+	return member_pwrite_abs(m, raw, len, at);
 }
 
 void bitmap_free(struct write_bitmap *b)

@@ -52,11 +52,15 @@ int bitmap_pick_chunk(uint64_t sync_bytes, uint64_t wanted_bytes, uint64_t *chun
  * BITMAP_ROOM_BITS; 0 when even md's largest chunk does not fit. */
 uint64_t bitmap_chunk_for(uint64_t sync_bytes, uint64_t chunk_bytes);
 
-/* Write a fresh bitmap (all bits clear: BITMAP_WRITTEN_SECTORS in all)
- * where m's superblock says, to a member being created or an array
- * growing a bitmap. Not synced. */
+/* Write a fresh bitmap (all bits clear; its superblock and bits in whole
+ * sectors, at most BITMAP_WRITTEN_SECTORS) where m's superblock says, to
+ * a member being created or an array growing. -ENOSPC, writing nothing,
+ * if that would overlap the superblock, data or bad block log. Not
+ * synced. */
 int bitmap_format_member(struct member *m, const uint8_t uuid[16], uint64_t sync_bytes,
                          uint64_t bitmap_chunk_bytes, uint64_t events);
+/* Whether bitmap_format_member would find room on m. */
+bool bitmap_fits(const struct member *m, uint64_t sync_bytes, uint64_t chunk_bytes);
 
 /* Where mdadm --grow --bitmap=internal puts a bitmap on a member of an
  * array made without one (add_internal_bitmap1, with a settable offset):

@@ -437,6 +437,24 @@ for lay in n2 o2; do
 done
 log "ok: raid10 n2 and o2 on 3 members: the unused end of the last row is zeroed by grow --size too"
 
+# 8d. A bitmap with less room than create keeps (its bad block log moved
+# to 3 sectors after it, as an older mdadm could leave it): 4K chunks,
+# 8064 bits fit for 32 MiB members; 16128 for 64 MiB do not: refused,
+# nothing written (a fixed 4 KiB write went over the log).
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 32M --bitmap-chunk 4K m0 m1 >/dev/null ||
+	fail "create raid1 for the small bitmap room"
+for f in m0 m1; do
+	md_sb_patch "$f" bblog_offset=11
+	# sectors 19..23 join the empty log (0xff), as the log at 24 is
+	head -c $((5 * 512)) /dev/zero | tr '\0' '\377' |
+		dd of="$f" bs=512 seek=19 conv=notrunc status=none
+done
+"$RAIDFUSE" verify m0 m1 >verify.out 2>&1 || fail "the moved log is refused: $(cat verify.out)"
+truncate -s 64M m0 m1
+refuse "bitmap room" "its write-intent bitmap has no room for the bits of the new size" \
+	--size max m0 m1
+rm -f m?
+
 # 10. Levels and formats that cannot grow in place.
 "$RAIDFUSE" create --level 10 --raid-devices 4 --chunk 64K --layout f2 --size 16M m0 m1 m2 m3 \
 	>/dev/null || fail "create raid10 f2"

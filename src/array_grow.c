@@ -1,14 +1,15 @@
 /* array_grow.c - changing an assembled, unmounted array in place, as
  * mdadm --grow does on a running one: adding or removing the internal
- * write-intent bitmap, and growing the size each member gives (after the
- * members grew). No byte of the volume moves.
+ * write-intent bitmap, growing the size each member gives (after the
+ * members grew), and changing a raid1's number of copies. No byte of the
+ * volume moves.
  *
  * Everything a change needs (a new bitmap, all bits clear; zeros in the
  * members' new room) is written and synced before any superblock points
  * at it; the superblocks are then written one by one with the events
  * bumped. A stop between two superblocks leaves members one update apart,
  * which assembly accepts (as md does) and settles: the freshest member's
- * bitmap setting and size are the array's (array_assemble.c).
+ * bitmap setting, size and raid_disks are the array's (array_assemble.c).
  */
 #include "config.h"
 

@@ -53,6 +53,16 @@ require_cmd() {
 track_mount() { _cleanup_mounts+=("$1"); }
 # track_loop DEV: detach the loop device on exit (after the mounts).
 track_loop() { _cleanup_loops+=("$1"); }
+# loop_detach DEV: detach a tracked loop device now, and forget it: the
+# exit's cleanup would otherwise detach the same device number again,
+# which by then may be another test's (tests run two at a time).
+loop_detach() {
+	local i
+	losetup -d "$1"
+	for i in "${!_cleanup_loops[@]}"; do
+		[ "${_cleanup_loops[i]}" != "$1" ] || unset '_cleanup_loops[i]'
+	done
+}
 
 # rf_mount [mount options] MEMBER... MOUNTPOINT
 rf_mount() {

@@ -175,7 +175,7 @@ for v in 1.0 1.1; do
 	loop=$(losetup -rf --show "$d/m1.img") || fail "losetup"
 	track_loop "$loop"
 	mdadm -X "$loop" >bm.out 2>&1 || fail "$v: mdadm -X: $(cat bm.out)"
-	losetup -d "$loop"
+	loop_detach "$loop"
 	ev=$(sed -n 's/^ *Events : //p' <(mdadm --examine "$d/m1.img"))
 	grep -q "Events : $ev\$" bm.out && grep -q "Chunksize : 1 MB" bm.out ||
 		fail "$v: mdadm -X does not read the bitmap as the superblock (events $ev) says: $(cat bm.out)"

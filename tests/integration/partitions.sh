@@ -109,7 +109,7 @@ for i in 0 1 2; do
 	grep -q "Array UUID : $uuid" md.out && grep -q "Raid Level : raid5" md.out &&
 		grep -q "Device Role : Active device $i" md.out ||
 		fail "mdadm --examine of d$i.img@3 does not show raidfuse's member $i: $(cat md.out)"
-	losetup -d "$loop"
+	loop_detach "$loop"
 done
 rf_mount d0.img@3 d1.img@3 d2.img@3 mnt
 "$RAIDFUSE" status mnt | grep -q "d1.img@3\[1\]" || fail "status does not name d1.img@3: $("$RAIDFUSE" status mnt)"

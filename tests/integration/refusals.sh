@@ -573,7 +573,7 @@ if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null; then
 	track_loop "$SELFLOOP"
 	EXPECT=("$SELFLOOP" "on this array's own volume")
 	refuse_mounted "add a loop device over volume.img" "$RAIDFUSE" add "$MNT" "$SELFLOOP"
-	losetup -d "$SELFLOOP"
+	loop_detach "$SELFLOOP"
 else
 	log "NOT RUN: a loop device over volume.img needs root and losetup"
 fi

@@ -44,13 +44,19 @@
 #     f2, raid1);
 #   * readded: after a clean remount (a clean bitmap), fail and remove a
 #     member, write, add the same file back (a rebuild of the bitmap's
-#     regions only), wait, unmount (raid5);
+#     regions only), wait, unmount (raid5, raid1, raid1 with metadata 1.0);
 #   * resynced: after an fsync of the model state and a clean remount,
 #     SIGKILL the daemon while a writer rewrites small pieces
 #     (write_pattern.py --storm); tear one row in a region the bitmap marks
 #     (flip a byte of P where nothing writes later); remount (a resync of
 #     the bitmap's regions), wait, write those pieces back from the model,
 #     unmount (raid5, raid6);
+#   * grown (before any of the above): made with --bitmap none, given a
+#     bitmap by raidfuse grow --bitmap internal, then (metadata 1.2) the
+#     members made 4 MiB longer and raidfuse grow --size max (raid1 and
+#     raid5 readded, raid1 1.0 readded, raid6 resynced); and raid1-wider,
+#     made with 2 members, grow --raid-devices 3, the third added and
+#     rebuilt, then written whole;
 #   * replaced: replace a member, write while it copies, wait, remove the
 #     old one, unmount (raid6);
 #   * discarded: holes punched in volume.img (runs of whole rows, parts of

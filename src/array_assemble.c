@@ -132,9 +132,7 @@ static void assemble_settle_grow(struct raid_array *a, struct member *m,
 	}
 	if (m->sb.size >= f->size || m->sb.super_offset > m->sb.data_offset)
 		return;
-	uint64_t room = m->file_bytes > m->data_offset_bytes
-	                        ? (m->file_bytes - m->data_offset_bytes) / SECTOR_BYTES
-	                        : 0;
+	uint64_t room = member_room_after_data_offset(m) / SECTOR_BYTES;
 	if (room < f->size)
 		return;
 	array_logf(a, "%s: one update behind, giving %" PRIu64 " sectors: takes the array's %"

@@ -170,8 +170,7 @@ static int grow_member_room(const struct member *m, uint64_t *room_bytes, char *
 		                   "which moves when the member grows; raidfuse grows 1.1 and 1.2 "
 		                   "arrays only",
 		                   m->path);
-	*room_bytes = m->file_bytes > m->data_offset_bytes ? m->file_bytes - m->data_offset_bytes
-	                                                   : 0;
+	*room_bytes = member_room_after_data_offset(m);
 	return 0;
 }
 

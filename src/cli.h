@@ -5,6 +5,7 @@
 #define RAIDFUSE_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_ERROR 1
@@ -48,6 +49,12 @@ int cli_ctl_read(const char *mount, const char *name, char *buf, size_t len);
  * count (the paths are moved together over the "--"). */
 int cli_member_args(const char *verb, const char *usage, int argc, char **argv, int *first,
                     int *nr_paths);
+
+/* Option values create and grow share, checked as mdadm takes them (a
+ * bare size is KiB): 0, or -EINVAL after saying what is wrong. */
+int cli_bitmap_arg(const char *verb, const char *text, bool *internal);
+int cli_bitmap_chunk_arg(const char *verb, const char *text, uint64_t *bytes);
+int cli_raid_devices_arg(const char *verb, const char *text, int *raid_disks);
 
 /* Print "raidfuse VERB: message" to stderr. */
 void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

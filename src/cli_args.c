@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "level.h"
+#include "size_parse.h"
 
 int cli_member_args(const char *verb, const char *usage, int argc, char **argv, int *first,
                     int *nr_paths)
@@ -40,5 +43,38 @@ int cli_member_args(const char *verb, const char *usage, int argc, char **argv, 
 	}
 	*first = 1;
 	*nr_paths = nr;
+	return 0;
+}
+
+int cli_bitmap_arg(const char *verb, const char *text, bool *internal)
+{
+	if (strcmp(text, "internal") != 0 && strcmp(text, "none") != 0) {
+		cli_error(verb, "--bitmap '%s': use internal or none", text);
+		return -EINVAL;
+	}
+	*internal = strcmp(text, "internal") == 0;
+	return 0;
+}
+
+int cli_bitmap_chunk_arg(const char *verb, const char *text, uint64_t *bytes)
+{
+	if (size_parse(text, 1024, bytes) < 0 || *bytes == 0) {
+		cli_error(verb, "--bitmap-chunk '%s' is not a size (e.g. 64M)", text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cli_raid_devices_arg(const char *verb, const char *text, int *raid_disks)
+{
+	char *end;
+	long n = strtol(text, &end, 10);
+
+	if (*end || n < 1 || n > RAID_MAX_MEMBERS) {
+		cli_error(verb, "--raid-devices '%s' is not a number from 1 to %d", text,
+		          RAID_MAX_MEMBERS);
+		return -EINVAL;
+	}
+	*raid_disks = (int)n;
 	return 0;
 }

@@ -6,7 +6,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
@@ -79,17 +78,10 @@ int cmd_create(int argc, char **argv)
 		case 'l':
 			level_text = optarg;
 			break;
-		case 'n': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > RAID_MAX_MEMBERS) {
-				cli_error("create", "--raid-devices '%s' is not a number from 1 to %d",
-				          optarg, RAID_MAX_MEMBERS);
+		case 'n':
+			if (cli_raid_devices_arg("create", optarg, &opts.raid_disks) < 0)
 				return CLI_EXIT_USAGE;
-			}
-			opts.raid_disks = (int)n;
 			break;
-		}
 		case 'c':
 			if (size_parse(optarg, 1024, &chunk_bytes) < 0 || chunk_bytes > UINT32_MAX) {
 				cli_error("create", "--chunk '%s' is not a size (e.g. 64K, 1M)", optarg);
@@ -118,25 +110,17 @@ int cmd_create(int argc, char **argv)
 		case 'f':
 			opts.force = true;
 			break;
-		case 'b':
-			if (strcmp(optarg, "none") == 0) {
-				opts.no_bitmap = true;
-				opts.want_bitmap = false;
-			} else if (strcmp(optarg, "internal") == 0) {
-				opts.no_bitmap = false;
-				opts.want_bitmap = true;
-			} else {
-				cli_error("create", "--bitmap '%s': use internal or none", optarg);
+		case 'b': {
+			bool internal;
+			if (cli_bitmap_arg("create", optarg, &internal) < 0)
 				return CLI_EXIT_USAGE;
-			}
+			opts.want_bitmap = internal;
+			opts.no_bitmap = !internal;
 			break;
+		}
 		case 'B':
-			if (size_parse(optarg, 1024, &opts.bitmap_chunk_bytes) < 0 ||
-			    opts.bitmap_chunk_bytes == 0) {
-				cli_error("create", "--bitmap-chunk '%s' is not a size (e.g. 64M)",
-				          optarg);
+			if (cli_bitmap_chunk_arg("create", optarg, &opts.bitmap_chunk_bytes) < 0)
 				return CLI_EXIT_USAGE;
-			}
 			break;
 		case 'e':
 			/* mdadm's spellings: 1.0 or 1.00, 1.1 or 1.01, 1.2, 1.02 or

@@ -9,7 +9,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
@@ -59,6 +58,7 @@ int cmd_grow(int argc, char **argv)
 	};
 	const char *bitmap_text = NULL, *size_text = NULL, *disks_text = NULL;
 	int new_disks = 0;
+	bool internal = false;
 	uint64_t chunk_wanted_bytes = 0, size_wanted_bytes = 0;
 	char err[1024];
 	int opt, opt_index = 0;
@@ -67,18 +67,13 @@ int cmd_grow(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "b:hl:n:c:p:z:", long_opts, &opt_index)) != -1) {
 		switch (opt) {
 		case 'b':
-			if (strcmp(optarg, "internal") != 0 && strcmp(optarg, "none") != 0) {
-				cli_error("grow", "--bitmap '%s': use internal or none", optarg);
+			if (cli_bitmap_arg("grow", optarg, &internal) < 0)
 				return CLI_EXIT_USAGE;
-			}
 			bitmap_text = optarg;
 			break;
 		case 'B':
-			if (size_parse(optarg, 1024, &chunk_wanted_bytes) < 0 ||
-			    chunk_wanted_bytes == 0) {
-				cli_error("grow", "--bitmap-chunk '%s' is not a size (e.g. 64M)", optarg);
+			if (cli_bitmap_chunk_arg("grow", optarg, &chunk_wanted_bytes) < 0)
 				return CLI_EXIT_USAGE;
-			}
 			break;
 		case 'z':
 			if (strcmp(optarg, "max") != 0 &&
@@ -89,18 +84,11 @@ int cmd_grow(int argc, char **argv)
 			}
 			size_text = optarg;
 			break;
-		case 'n': {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || end == optarg || n < 1 || n > RAID_MAX_MEMBERS) {
-				cli_error("grow", "--raid-devices '%s' is not a number from 1 to %d",
-				          optarg, RAID_MAX_MEMBERS);
+		case 'n':
+			if (cli_raid_devices_arg("grow", optarg, &new_disks) < 0)
 				return CLI_EXIT_USAGE;
-			}
-			new_disks = (int)n;
 			disks_text = optarg;
 			break;
-		}
 		case 'R':
 		case 'l':
 		case 'c':
@@ -136,7 +124,6 @@ int cmd_grow(int argc, char **argv)
 		          "follows a new size by itself)");
 		return CLI_EXIT_USAGE;
 	}
-	bool internal = bitmap_text && strcmp(bitmap_text, "internal") == 0;
 	if (bitmap_text && !internal && chunk_wanted_bytes) {
 		cli_error("grow", "--bitmap-chunk given, but --bitmap none removes the bitmap");
 		return CLI_EXIT_USAGE;

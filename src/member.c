@@ -794,6 +794,11 @@ uint64_t member_super1_offset_sectors(int super_minor, uint64_t file_sectors)
 	}
 }
 
+uint64_t member_room_after_data_offset(const struct member *m)
+{
+	return m->file_bytes > m->data_offset_bytes ? m->file_bytes - m->data_offset_bytes : 0;
+}
+
 uint64_t member_super090_offset_sectors(uint64_t file_sectors)
 {
 	/* mdadm's load_super0 refuses below 64 KiB (MD_RESERVED_SECTORS *

@@ -116,6 +116,9 @@ int member_super_load(struct member *m, char *err, size_t errlen);
 /* Where md's 1.x superblock of minor version super_minor sits on a member
  * of file_sectors sectors (md's super_1_load); UINT64_MAX if too small. */
 uint64_t member_super1_offset_sectors(int super_minor, uint64_t file_sectors);
+/* Bytes from m's data offset to its end: all the data room a member of
+ * metadata 1.1 or 1.2 has (0 if the offset lies past the end). */
+uint64_t member_room_after_data_offset(const struct member *m);
 /* Where metadata 0.90 keeps its superblock on a member of file_sectors:
  * the last 64 KiB-aligned 64 KiB; UINT64_MAX when it is too small. */
 uint64_t member_super090_offset_sectors(uint64_t file_sectors);

@@ -35,6 +35,17 @@
 # before the kill) the check is stricter (--acked): every write the writer
 # saw acknowledged, fsynced or not, must be on the volume, since raidfuse
 # marks the members clean only after its last flush.
+# One writer iteration in three (CRASH_POWER_CUT_PCT, default 33) is a power
+# cut rather than a crash: a SIGKILL loses nothing the daemon handed to the
+# kernel, so only a power cut shows a sync that did not reach the members.
+# The daemon runs with tests/tools/power_cut_log.c preloaded, which logs
+# every write and sync it makes on the members; after the kill,
+# tests/tools/power_cut_replay.py rebuilds each member from a copy taken
+# before the mount plus the logged writes, keeping on each 4 KiB page every
+# write a sync surely made durable and, of the later ones, none (min), all
+# (max) or a random number (rand), chosen per iteration. Steps 4-6 then run
+# on the rebuilt members, and the umount variant's --acked check holds
+# whenever the members' clean mark survived the cut.
 # Every CRASH_EXT4_EVERY-th iteration (default 5; 0 = never) is the ext4
 # variant instead, on a second array of the same level with ext4 on it
 # (mkfs.ext4 once): loop-mount it, a writer creates files and appends to a
@@ -52,9 +63,9 @@
 #
 # Environment: CRASH_ITERATIONS, CRASH_SEED (default: from the clock; printed,
 # so a failing run can be replayed - as far as timing allows), CRASH_EXT4_EVERY,
-# CRASH_EXT4_STRICT, CRASH_UMOUNT_PCT, FSYNC_WRITER (default $TOP_BUILDDIR/tests/tools/fsync_writer;
+# CRASH_EXT4_STRICT, CRASH_UMOUNT_PCT, CRASH_POWER_CUT_PCT, FSYNC_WRITER (default $TOP_BUILDDIR/tests/tools/fsync_writer;
 # when it is missing, the source is compiled into the scratch folder with
-# cc), and CRASH_KEEP_FAILED=DIR (on a failure, copy the members and logs
+# cc; the power-cut library is always compiled there), and CRASH_KEEP_FAILED=DIR (on a failure, copy the members and logs
 # there).
 
 . "$(dirname "$0")/lib.sh"
@@ -69,12 +80,14 @@ SEED=${CRASH_SEED:-$(($(date +%s%N) / 1000 % 1000000000))}
 EXT4_EVERY=${CRASH_EXT4_EVERY:-5}
 EXT4_STRICT=${CRASH_EXT4_STRICT:-1}
 UMOUNT_PCT=${CRASH_UMOUNT_PCT:-25}
+POWER_CUT_PCT=${CRASH_POWER_CUT_PCT:-33}
 KEEP_FAILED=${CRASH_KEEP_FAILED:-}
 TOP_BUILDDIR=${TOP_BUILDDIR:-$(dirname "$RAIDFUSE")}
 FSYNC_WRITER=${FSYNC_WRITER:-$TOP_BUILDDIR/tests/tools/fsync_writer}
 RANDOM=$SEED
 
 case $ITERATIONS in '' | *[!0-9]*) fail "CRASH_ITERATIONS='$ITERATIONS' is not a number" ;; esac
+case $POWER_CUT_PCT in '' | *[!0-9]*) fail "CRASH_POWER_CUT_PCT='$POWER_CUT_PCT' is not a number" ;; esac
 
 if [ ! -x "$FSYNC_WRITER" ]; then
 	src=$TOP_SRCDIR/tests/tools/fsync_writer.c
@@ -85,6 +98,18 @@ if [ ! -x "$FSYNC_WRITER" ]; then
 		fail "cannot build fsync_writer: $(cat "$WORK/cc.out")"
 	FSYNC_WRITER=$WORK/fsync_writer
 	log "built $FSYNC_WRITER from $src"
+fi
+
+POWER_CUT_LIB=$WORK/power_cut_log.so
+POWER_CUT_REPLAY=$TOP_SRCDIR/tests/tools/power_cut_replay.py
+if [ "$POWER_CUT_PCT" != 0 ]; then
+	require_cmd python3
+	command -v "${CC:-cc}" >/dev/null || fail "no C compiler to build the power-cut library (CRASH_POWER_CUT_PCT=0 leaves the power cuts out)"
+	# Not with the build's CFLAGS: a sanitizer runtime must come first in
+	# a process, and this library is preloaded.
+	"${CC:-cc}" -O2 -Wall -Wextra -shared -fPIC -o "$POWER_CUT_LIB" \
+		"$TOP_SRCDIR/tests/tools/power_cut_log.c" -ldl -lpthread >"$WORK/cc-pc.out" 2>&1 ||
+		fail "cannot build the power-cut library: $(cat "$WORK/cc-pc.out")"
 fi
 
 EXT4=1
@@ -262,6 +287,8 @@ TOTAL_EXACT=0
 TOTAL_FILES=0
 NR_WRITER=0
 NR_EXT4=0
+NR_POWER_CUT=0
+TOTAL_PAGES_CUT=0
 
 # kill_daemon PID: SIGKILL, if PID is still a raidfuse process (it may just
 # have exited on its own, in the umount variant).
@@ -272,20 +299,30 @@ kill_daemon() {
 }
 
 # --- the fsync_writer iteration -----------------------------------------------
-# writer_iteration IT TAG DIR N write|umount OPTS...: "write" kills the daemon
-# while fsync_writer runs; "umount" stops the writer's fsyncs, kills it a
-# little later, starts raidfuse umount and kills the daemon 0-80 ms later
-# (before, during or after its final flush and the superblocks' clean mark).
+# writer_iteration IT TAG DIR N write|umount CUT OPTS...: "write" kills the
+# daemon while fsync_writer runs; "umount" stops the writer's fsyncs, kills
+# it a little later, starts raidfuse umount and kills the daemon 0-80 ms
+# later (before, during or after its final flush and the superblocks' clean
+# mark). CUT is none (a crash), or min, rand or max: a power cut at the
+# kill, replayed as power_cut_replay.py's mode of that name.
 writer_iteration() {
-	local it=$1 tag=$2 dir=$3 n=$4 mode=$5
-	shift 5
+	local it=$1 tag=$2 dir=$3 n=$4 mode=$5 cut=$6
+	shift 6
 	local opts=("$@")
 	members_of "$dir" "$n"
 	local mnt=$dir/mnt img=$dir/mnt/volume.img
 	local wlog=$WORK/writer.$it.log werr=$WORK/writer.$it.err
 	local run_ms=$((200 + RANDOM % 1301)) wseed=$((SEED * 1000 + it))
+	local snap=$WORK/snapshot pclog=$WORK/power_cut.log
 
-	rf_mount "${opts[@]}" "${MEM[@]}" "$mnt"
+	if [ "$cut" = none ]; then
+		rf_mount "${opts[@]}" "${MEM[@]}" "$mnt"
+	else
+		rm -rf "$snap" "$pclog" && mkdir "$snap" || fail "$tag: cannot make $snap"
+		cp --sparse=always "${MEM[@]}" "$snap/" || fail "$tag: cannot copy the members to $snap"
+		LD_PRELOAD=$POWER_CUT_LIB POWER_CUT_LOG=$pclog POWER_CUT_PREFIX=$(realpath "$dir")/ \
+			rf_mount "${opts[@]}" "${MEM[@]}" "$mnt"
+	fi
 	local dpid
 	dpid=$(cat "$mnt/.raidfuse/pid") || fail "$tag: cannot read $mnt/.raidfuse/pid"
 	case $dpid in '' | *[!0-9]*) fail "$tag: .raidfuse/pid holds '$dpid'" ;; esac
@@ -325,6 +362,16 @@ writer_iteration() {
 	wait_gone "$dpid" "$tag: the killed daemon" 10
 	wait_unlocked "$tag" "$dpid" "${MEM[@]}"
 	detach_dead "$mnt"
+	if [ "$cut" != none ]; then
+		python3 "$POWER_CUT_REPLAY" "$pclog" "$snap" "$cut" "$wseed" "${MEM[@]}" >"$WORK/replay.out" 2>&1 ||
+			fail "$tag: power_cut_replay.py failed: $(cat "$WORK/replay.out")"
+		how="$how, then power cut ($cut): $(sed -n 's/^power cut ([a-z]*): //p' "$WORK/replay.out")"
+		local pages
+		pages=$(sed -n 's/.*durable, \([0-9]*\) pages lost.*/\1/p' "$WORK/replay.out")
+		TOTAL_PAGES_CUT=$((TOTAL_PAGES_CUT + ${pages:-0}))
+		NR_POWER_CUT=$((NR_POWER_CUT + 1))
+		rm -rf "$snap" "$pclog"
+	fi
 
 	remount_dirty "$tag" "${opts[@]}" "${MEM[@]}" "$mnt"
 	local state=clean
@@ -520,6 +567,7 @@ $(head -n 40 "$WORK/fsck-y.out")"
 # --- the loop ------------------------------------------------------------------
 CACHES=(4 4 4 1 1 0)
 AGES=(20 100 500)
+CUTS=(min rand rand max)
 for ((it = 1; it <= ITERATIONS; it++)); do
 	case $((it % 3)) in
 	1) level=5 n=4 ;;
@@ -540,11 +588,16 @@ for ((it = 1; it <= ITERATIONS; it++)); do
 			opts=(--cache-mib 16 --flush-age-ms 10000)
 			tag="iter $it/$ITERATIONS raid$level cache 16M age 10000ms"
 		fi
-		writer_iteration "$it" "$tag" "$WORK/r$level" "$n" "$mode" "${opts[@]}"
+		cut=none
+		if ((RANDOM % 100 < POWER_CUT_PCT)); then
+			cut=${CUTS[RANDOM % ${#CUTS[@]}]}
+			tag="$tag power cut ($cut)"
+		fi
+		writer_iteration "$it" "$tag" "$WORK/r$level" "$n" "$mode" "$cut" "${opts[@]}"
 	fi
 done
 
 [ "$NR_WRITER" = 0 ] || [ "$TOTAL_DURABLE" -gt 0 ] ||
 	fail "no fsync completed in any iteration: the test checked nothing"
-log "PASS: $NR_WRITER fsync_writer crashes ($TOTAL_WRITES writes, $TOTAL_DURABLE fsynced, $((TOTAL_EXACT / 1048576)) MiB checked exactly), $NR_EXT4 ext4 crashes ($TOTAL_FILES synced files checked), seed $SEED ($((SECONDS - START)) s)"
+log "PASS: $NR_WRITER fsync_writer crashes ($NR_POWER_CUT of them power cuts, $TOTAL_PAGES_CUT member pages cut short; $TOTAL_WRITES writes, $TOTAL_DURABLE fsynced, $((TOTAL_EXACT / 1048576)) MiB checked exactly), $NR_EXT4 ext4 crashes ($TOTAL_FILES synced files checked), seed $SEED ($((SECONDS - START)) s)"
 exit 0

@@ -160,6 +160,11 @@ int cmd_grow(int argc, char **argv)
 	int32_t offset = a->slot[0] ? a->slot[0]->sb.bitmap_offset : 0;
 	char level[32];
 	snprintf(level, sizeof(level), "%s", a->ops->name);
+	/* Spares given here are rebuilt into the new roles when the array
+	 * is mounted with them, as md's recovery takes spares. */
+	int nr_spares = 0;
+	for (int i = 0; i < a->nr_members; i++)
+		nr_spares += a->members[i].state == MEMBER_SPARE;
 	int stop_rc = array_stop(a);
 	if (rc < 0) {
 		cli_error("grow", "%s", err);
@@ -169,14 +174,21 @@ int cmd_grow(int argc, char **argv)
 		cli_error("grow", "cannot close the members: %s", strerror(-stop_rc));
 		return CLI_EXIT_ERROR;
 	}
-	if (disks_text && new_disks == old_disks + 1)
+	int nr_waiting = new_disks - old_disks;
+	if (disks_text && nr_waiting > 0 && nr_spares >= nr_waiting)
+		printf("raidfuse: the %s array has %d roles now (%d before); mount it with --run "
+		       "and its spare%s rebuilt into the new role%s\n",
+		       level, new_disks, old_disks, nr_spares > 1 ? "s are" : " is",
+		       nr_waiting > 1 ? "s" : "");
+	else if (disks_text && nr_waiting == 1)
 		printf("raidfuse: the %s array has %d roles now (%d before); role %d waits for a "
 		       "member: mount it with --run and add one (raidfuse add), which is rebuilt\n",
 		       level, new_disks, old_disks, old_disks);
-	else if (disks_text && new_disks > old_disks)
+	else if (disks_text && nr_waiting > 1)
 		printf("raidfuse: the %s array has %d roles now (%d before); roles %d to %d wait for "
-		       "members: mount it with --run and add them (raidfuse add), each is rebuilt\n",
-		       level, new_disks, old_disks, old_disks, new_disks - 1);
+		       "members: mount it with --run and add them (raidfuse add), each is rebuilt%s\n",
+		       level, new_disks, old_disks, old_disks, new_disks - 1,
+		       nr_spares ? " (its spare takes one)" : "");
 	else if (disks_text)
 		printf("raidfuse: the %s array has %d roles now (%d before)\n", level, new_disks,
 		       old_disks);

@@ -17,7 +17,7 @@ static const struct {
 	{ "mount", cmd_mount, "assemble an array and present it as MOUNT/volume.img" },
 	{ "umount", cmd_umount, "flush, mark clean and unmount a mounted array" },
 	{ "status", cmd_status, "print a mounted array's status (mdstat-like)" },
-	{ "grow", cmd_grow, "add or remove an unmounted array's write-intent bitmap" },
+	{ "grow", cmd_grow, "bitmap, size or raid1 copies of an unmounted array" },
 	{ "verify", cmd_verify, "check parity of an unmounted array, read-only (mismatch_cnt)" },
 	{ "fail", cmd_fail, "mark a member of a mounted array faulty (a drill)" },
 	{ "remove", cmd_remove, "remove a faulty (or spare) member from a mounted array" },

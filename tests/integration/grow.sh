@@ -41,8 +41,9 @@
 #     added is rebuilt into role 2 (a 3-way mirror, verify 0), a grow
 #     stopped between the two superblocks is settled by the mount; 3 -> 2
 #     refused while role 2 is served, done once it is failed and removed,
-#     or when its member is only left out (it is recorded faulty); RAID5
-#     refused (a reshape).
+#     or when its member is only left out (it is recorded faulty); with a
+#     spare in the array, the mount with --run rebuilds it into the new
+#     role; RAID5 refused (a reshape).
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_root
@@ -408,6 +409,29 @@ rm -f m? m1.sb m1.grown
 [ "$(ex_field m0 'Array State' | cut -c1-2)" = AA ] || fail "grow -n 2 without m2: $(ex_field m0 'Array State')"
 rm -f m?
 log "ok: grow -n 2 with role 2's member left out records it faulty; named later, it is left out"
+# 2 -> 3 with a spare in the array (added while mounted): grow says the
+# spare takes the new role, and the mount with --run rebuilds it there.
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 16M m0 m1 >/dev/null || fail "create raid1"
+truncate -s 16M m2
+rf_mount m0 m1 "$MNT"
+dd if=vol.bin of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none
+"$RAIDFUSE" add "$MNT" m2 >/dev/null || fail "add the spare m2"
+rf_umount "$MNT"
+[ "$(ex_field m2 'Device Role')" = spare ] || fail "m2 is not a spare: $(ex_field m2 'Device Role')"
+"$RAIDFUSE" grow --raid-devices 3 m0 m1 m2 >grow.out 2>&1 || fail "grow -n 3 with a spare: $(cat grow.out)"
+grep -q "mount it with --run and its spare is rebuilt into the new role" grow.out ||
+	fail "grow -n 3 with a spare says: $(cat grow.out)"
+mnt_ok "grown to 3 roles with a spare" --run m0 m1 m2
+"$RAIDFUSE" wait "$MNT" >/dev/null || fail "wait for the rebuild of the spare into role 2"
+"$RAIDFUSE" status "$MNT" | grep -q "\[3/3\] \[UUU\]" ||
+	fail "the spare did not take role 2: $("$RAIDFUSE" status "$MNT")"
+umnt
+[ "$(ex_field m2 'Device Role')" = "Active device 2" ] || fail "m2 after the mount: $(ex_field m2 'Device Role')"
+"$RAIDFUSE" verify m0 m1 m2 | grep -q "mismatch_cnt: 0" || fail "3-way mirror from the spare: mismatches"
+cmp -s <(tail -c +$(($(data_off m2) + 1)) m2 | head -c 15M) vol.bin ||
+	fail "the spare rebuilt into role 2 does not hold the volume"
+rm -f m?
+log "ok: grow -n 3 with a spare: the mount with --run rebuilds the spare into role 2"
 "$RAIDFUSE" create --level 5 --raid-devices 3 --size 16M m0 m1 m2 >/dev/null || fail "create raid5"
 refuse "raid5 -n" "raid5 arrays cannot change their number of members" --raid-devices 4 m0 m1 m2
 rm -f m?

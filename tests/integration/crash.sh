@@ -35,6 +35,12 @@
 # before the kill) the check is stricter (--acked): every write the writer
 # saw acknowledged, fsynced or not, must be on the volume, since raidfuse
 # marks the members clean only after its last flush.
+# Every sixth iteration, on RAID10, kills the daemon in a rebuild: the array
+# is mounted without its last member, a blank file of the same size takes
+# that member's place and is added as the writer starts (the rebuild held
+# to 20 MB/s), and the kill comes 2.2-3.7 s later; the remount (--run) resumes the rebuild from the
+# recovery_offset the kill left; once the rebuild ends the array must be
+# whole, and steps 5-6 check the data and that the copies agree.
 # One writer iteration in three (CRASH_POWER_CUT_PCT, default 33) is a power
 # cut rather than a crash: a SIGKILL loses nothing the daemon handed to the
 # kernel, so only a power cut shows a sync that did not reach the members.
@@ -299,12 +305,15 @@ kill_daemon() {
 }
 
 # --- the fsync_writer iteration -----------------------------------------------
-# writer_iteration IT TAG DIR N write|umount CUT OPTS...: "write" kills the
-# daemon while fsync_writer runs; "umount" stops the writer's fsyncs, kills
-# it a little later, starts raidfuse umount and kills the daemon 0-80 ms
-# later (before, during or after its final flush and the superblocks' clean
-# mark). CUT is none (a crash), or min, rand or max: a power cut at the
-# kill, replayed as power_cut_replay.py's mode of that name.
+# writer_iteration IT TAG DIR N write|umount|rebuild CUT OPTS...: "write"
+# kills the daemon while fsync_writer runs; "umount" stops the writer's
+# fsyncs, kills it a little later, starts raidfuse umount and kills the
+# daemon 0-80 ms later (before, during or after its final flush and the
+# superblocks' clean mark); "rebuild" mounts without the last member, puts
+# a blank file in its place and adds it as the writer starts, so that the
+# kill lands in its rebuild, which the remount resumes from its
+# recovery_offset. CUT is none (a crash), or min, rand or max: a power cut
+# at the kill, replayed as power_cut_replay.py's mode of that name.
 writer_iteration() {
 	local it=$1 tag=$2 dir=$3 n=$4 mode=$5 cut=$6
 	shift 6
@@ -314,14 +323,26 @@ writer_iteration() {
 	local wlog=$WORK/writer.$it.log werr=$WORK/writer.$it.err
 	local run_ms=$((200 + RANDOM % 1301)) wseed=$((SEED * 1000 + it))
 	local snap=$WORK/snapshot pclog=$WORK/power_cut.log
+	local mounted=("${MEM[@]}") newcomer=""
 
+	if [ "$mode" = rebuild ]; then
+		# A new disk in the last member's place: blank, the same size.
+		newcomer=${MEM[n - 1]}
+		local bytes
+		bytes=$(stat -c %s "$newcomer") && rm -f "$newcomer" && truncate -s "$bytes" "$newcomer" ||
+			fail "$tag: cannot blank $newcomer"
+		mounted=("${MEM[@]:0:n-1}")
+		opts+=(--run)
+		# Past the rebuild's first checkpoint (2 s), and before its end.
+		run_ms=$((2200 + RANDOM % 1500))
+	fi
 	if [ "$cut" = none ]; then
-		rf_mount "${opts[@]}" "${MEM[@]}" "$mnt"
+		rf_mount "${opts[@]}" "${mounted[@]}" "$mnt"
 	else
 		rm -rf "$snap" "$pclog" && mkdir "$snap" || fail "$tag: cannot make $snap"
 		cp --sparse=always "${MEM[@]}" "$snap/" || fail "$tag: cannot copy the members to $snap"
 		LD_PRELOAD=$POWER_CUT_LIB POWER_CUT_LOG=$pclog POWER_CUT_PREFIX=$(realpath "$dir")/ \
-			rf_mount "${opts[@]}" "${MEM[@]}" "$mnt"
+			rf_mount "${opts[@]}" "${mounted[@]}" "$mnt"
 	fi
 	local dpid
 	dpid=$(cat "$mnt/.raidfuse/pid") || fail "$tag: cannot read $mnt/.raidfuse/pid"
@@ -330,6 +351,12 @@ writer_iteration() {
 
 	"$FSYNC_WRITER" "$img" "$wseed" "$wlog" 2>"$werr" &
 	local wpid=$!
+	if [ -n "$newcomer" ]; then
+		# Slow enough (64 MiB in 3 s or more) for the kill to land in it.
+		echo 20000 >"$mnt/.raidfuse/sync_speed_max" || fail "$tag: cannot set sync_speed_max"
+		"$RAIDFUSE" add "$mnt" "$newcomer" >"$WORK/add.out" 2>&1 ||
+			fail "$tag: raidfuse add $newcomer: $(cat "$WORK/add.out")"
+	fi
 	ms_sleep "$run_ms"
 	if ! kill -0 "$wpid" 2>/dev/null; then
 		local wrc=0
@@ -337,7 +364,7 @@ writer_iteration() {
 		fail "$tag: fsync_writer stopped (exit $wrc) while the daemon was still running: $(cat "$werr")"
 	fi
 	local how
-	if [ "$mode" = write ]; then
+	if [ "$mode" != umount ]; then
 		kill -9 "$dpid" || fail "$tag: cannot kill the daemon $dpid"
 		# The writer's next request fails with ECONNABORTED; kill it anyway.
 		ms_sleep $((RANDOM % 50))
@@ -372,6 +399,13 @@ writer_iteration() {
 		NR_POWER_CUT=$((NR_POWER_CUT + 1))
 		rm -rf "$snap" "$pclog"
 	fi
+	if [ -n "$newcomer" ] && [ "$HAVE_MDADM" = 1 ]; then
+		# Where the kill left the rebuild, as the members say it.
+		local role recovery
+		role=$(ex_field "$newcomer" 'Device Role')
+		recovery=$(ex_field "$newcomer" 'Recovery Offset')
+		how="$how, the new member ${role:-blank}${recovery:+ at recovery offset ${recovery%% *} sectors}"
+	fi
 
 	remount_dirty "$tag" "${opts[@]}" "${MEM[@]}" "$mnt"
 	local state=clean
@@ -395,6 +429,15 @@ $(stacks "$npid")"
 		[ "${#acked[@]}" = 0 ] || lost="acknowledged data missing although the array was marked clean (the umount finished before the kill)"
 		fail "$tag: $lost (checker exit $crc; writer seed $wseed; $how):
 $(head -n 30 "$WORK/check.out")"
+	fi
+	if [ -n "$newcomer" ]; then
+		# The rebuild resumed (or, if the add never reached the members,
+		# the blank file was taken as a spare); verify compares its copy.
+		"$RAIDFUSE" wait "$mnt" >"$WORK/wait.out" 2>&1 ||
+			fail "$tag: raidfuse wait for the resumed rebuild: $(cat "$WORK/wait.out")"
+		"$RAIDFUSE" status "$mnt" >"$WORK/status.out" 2>&1
+		grep -q '\[4/4\] \[UUUU\]' "$WORK/status.out" ||
+			fail "$tag: the array is not whole after the rebuild: $(head -n 3 "$WORK/status.out")"
 	fi
 	umount_verify "$tag" "$mnt" "${MEM[@]}"
 
@@ -582,7 +625,10 @@ for ((it = 1; it <= ITERATIONS; it++)); do
 		ext4_iteration "$it" "$tag" "$WORK/e$level" "$n" "${opts[@]}"
 	else
 		mode="write"
-		if ((RANDOM % 100 < UMOUNT_PCT)); then
+		if [ "$level" = 10 ] && ((it % 6 == 0)); then
+			mode=rebuild
+			tag="$tag, killed in a rebuild"
+		elif ((RANDOM % 100 < UMOUNT_PCT)); then
 			# A big cache with a long flush age, full of dirty rows at umount.
 			mode=umount
 			opts=(--cache-mib 16 --flush-age-ms 10000)

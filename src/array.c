@@ -1227,8 +1227,10 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 	textbuf_appendf(&t, "\nuuid: %s\nstate: %s\nevents: %" PRIu64 "\nsize_bytes: %" PRIu64
 	              "\n",
 	              uuid,
-	              nr_missing ? (a->started ? "active, degraded" : "clean, degraded")
-	                         : (a->started ? "active" : "clean"),
+	              atomic_load(&a->broken)
+	                      ? (nr_missing ? "failed, degraded" : "failed")
+	                      : nr_missing ? (a->started ? "active, degraded" : "clean, degraded")
+	                                   : (a->started ? "active" : "clean"),
 	              a->events, a->geo.array_bytes);
 	const struct member *writes_zeroes = array_member_writing_zeroes(a);
 	if (writes_zeroes)

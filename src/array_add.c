@@ -149,8 +149,8 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		member_close(m);
 		return errmsg_fail(-EBUSY, err, errlen,
 		                   "%s holds an md superblock (metadata %s) of another array: "
-		                   "wipe it first (mdadm --zero-superblock, or raidfuse create "
-		                   "--force) if that array is no longer wanted",
+		                   "wipe it first (mdadm --zero-superblock FILE, or wipefs -a FILE) "
+		                   "if that array is no longer wanted",
 		                   path, version);
 	}
 	if (has_super && m->super_minor != a->super_minor) {
@@ -159,7 +159,7 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		return errmsg_fail(-EBUSY, err, errlen,
 		                   "%s holds an md metadata 1.%d superblock, and this array's members "
 		                   "metadata 1.%d ones: it is no member of this array; wipe it first "
-		                   "(mdadm --zero-superblock, or raidfuse create --force) if what it "
+		                   "(mdadm --zero-superblock FILE, or wipefs -a FILE) if what it "
 		                   "held is no longer wanted",
 		                   path, minor, a->super_minor);
 	}
@@ -169,7 +169,7 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		member_close(m);
 		return errmsg_fail(-EBUSY, err, errlen,
 		                   "%s holds the md superblock of another array (%s): wipe it "
-		                   "first (mdadm --zero-superblock, or raidfuse create --force) if "
+		                   "first (mdadm --zero-superblock FILE, or wipefs -a FILE) if "
 		                   "that array is no longer wanted",
 		                   path, name[0] ? name : "no name");
 	}
@@ -183,8 +183,8 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		member_close(m);
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s has %" PRIu64 " sectors in md's bad block log of its old "
-		                   "place, which mean nothing for a new member: wipe it (raidfuse "
-		                   "create --force) to add it as a new member",
+		                   "place, which mean nothing for a new member: wipe it (mdadm "
+		                   "--zero-superblock FILE, or wipefs -a FILE) to add it as a new member",
 		                   path, bad_bytes / SECTOR_BYTES);
 	}
 	if (has_super) {
@@ -206,8 +206,8 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 			member_close(m);
 			return errmsg_fail(-EBUSY, err, errlen,
 			                   "%s was role %u of this array, which another member now "
-			                   "serves: it was replaced; wipe it (raidfuse create --force) "
-			                   "to add it as a new member",
+			                   "serves: it was replaced; wipe it (mdadm --zero-superblock "
+			                   "FILE, or wipefs -a FILE) to add it as a new member",
 			                   path, old_role);
 		}
 	}

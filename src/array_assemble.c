@@ -99,6 +99,18 @@ static int assemble_check_shape(const struct member *m, const struct member *fre
 	                                                   : NULL;
 	if (!field)
 		return 0;
+	/* Most often a member left out before the array was grown (its
+	 * events say so): not corrupt, only older. */
+	if (x->events < f->events && x->level == f->level && x->layout == f->layout &&
+	    x->chunksize == f->chunksize && x->ctime == f->ctime)
+		return errmsg_fail(-EINVAL, err, errlen,
+		                   "%s: its superblock does not match %s's (%s differs: raid_disks "
+		                   "%u/%u, size %" PRIu64 "/%" PRIu64 " sectors) and its events %" PRIu64
+		                   " are behind the array's %" PRIu64 ": a member left out before the "
+		                   "array changed (raidfuse grow); leave it out, or wipe it (mdadm "
+		                   "--zero-superblock) and add it as a new member",
+		                   m->path, fresh->path, field, x->raid_disks, f->raid_disks, x->size,
+		                   f->size, (uint64_t)x->events, (uint64_t)f->events);
 	return errmsg_fail(-EINVAL, err, errlen,
 	                   "%s: its superblock does not match %s's (%s differs: level %d/%d, "
 	                   "layout 0x%x/0x%x, chunksize %u/%u, raid_disks %u/%u, size %" PRIu64
@@ -206,8 +218,8 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 			if (own_role == MD_ROLE_SPARE) {
 				m->state = MEMBER_SPARE;
 				array_logf(a, "%s: the array gives it role %u but its own superblock says "
-				           "spare (a rebuild onto it had just begun); not used: add it "
-				           "again for a full rebuild",
+				           "spare (a rebuild onto it had just begun); kept as a spare: "
+				           "rebuilt whole into a role that is missing or fails",
 				           m->abs_path, role);
 			} else {
 				array_logf(a, "%s: its own superblock gives it role %u, the array's role "

@@ -178,7 +178,20 @@ static int ctl_member_verb(const char *verb, const char *action, int argc, char 
 		          strcmp(action, "faulty") == 0 ?
 		                  "the array cannot run without it (no redundancy left)" :
 		                  "it is in sync or being rebuilt; fail it first");
-	else if (rc < 0)
+	else if (rc == -EINVAL && strcmp(action, "faulty") == 0) {
+		/* Only a member serving a role (or being rebuilt for one)
+		 * can be failed: say what this one is instead. */
+		char state[64] = "";
+		cli_ctl_read(argv[1], attr, state, sizeof(state));
+		state[strcspn(state, "\n")] = '\0';
+		if (strncmp(state, "removed", 7) == 0)
+			cli_error(verb, "%s: refused: it was removed from the array already",
+			          argv[2]);
+		else
+			cli_error(verb, "%s: refused: it is %s, not serving a role (%s/.raidfuse/%s); "
+			          "remove it instead", argv[2], state[0] ? state : "not in the array",
+			          argv[1], attr);
+	} else if (rc < 0)
 		cli_error(verb, "%s: %s", argv[2], strerror(-rc));
 	return rc < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }

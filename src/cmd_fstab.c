@@ -10,6 +10,7 @@
  * Then it is `raidfuse mount`, with every check and message it has. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,11 @@ static bool fstab_option_is_mounts(const char *opt)
 }
 
 /* The mount verb's flag for one fstab option, with its value split off
- * into *value; NULL if it is not one of ours. */
-static const char *fstab_option_flag(const char *opt, const char **value)
+ * into *value (NULL for a flag without one): 1 if the option is one of
+ * ours, 0 if not (it goes to FUSE), -EINVAL, said, if it is ours with a
+ * value it does not take or without the one it needs ("run=1", a bare
+ * "cache-mib"), which FUSE would refuse as an option unknown to it. */
+static int fstab_option_flag(const char *opt, const char **flag, const char **value)
 {
 	static const struct {
 		const char *name;
@@ -57,23 +61,36 @@ static const char *fstab_option_flag(const char *opt, const char **value)
 	};
 	size_t name_len = strcspn(opt, "=");
 
-	*value = NULL;
+	*flag = *value = NULL;
 	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
 		if (strlen(ours[i].name) != name_len || strncmp(opt, ours[i].name, name_len) != 0)
 			continue;
-		if (ours[i].takes_value != (opt[name_len] == '='))
-			return NULL; /* "run=1" or a bare "cache-mib": FUSE will refuse it */
+		if (ours[i].takes_value && opt[name_len] != '=') {
+			cli_error("mount", "fstab option '%s' takes a value (%s=VALUE)", opt,
+			          ours[i].name);
+			return -EINVAL;
+		}
+		if (!ours[i].takes_value && opt[name_len] == '=') {
+			cli_error("mount", "fstab option '%s': %s takes no value", opt, ours[i].name);
+			return -EINVAL;
+		}
+		*flag = ours[i].flag;
 		if (ours[i].takes_value)
 			*value = opt + name_len + 1;
-		return ours[i].flag;
+		return 1;
 	}
-	return NULL;
+	return 0;
 }
 
 bool cli_is_fstab_form(int argc, char **argv)
 {
 	struct stat st;
 	if (argc < 3 || argv[1][0] == '-')
+		return false;
+	/* A bare word that names no file (raidfuse unmount MNT, raidfuse
+	 * stop MNT) is a mistyped verb, not a one-member source: fstab
+	 * names members by path. */
+	if (!strchr(argv[1], ':') && !strchr(argv[1], '/') && stat(argv[1], &st) < 0)
 		return false;
 	/* Members joined by ':' or an -o after the mount point say it is the
 	 * fstab form even when the mount point is missing: the mount verb
@@ -112,9 +129,13 @@ int cmd_fstab_mount(int argc, char **argv)
 	mount_argv[n++] = "mount";
 	char *save = NULL;
 	for (char *opt = strtok_r(options_copy, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
-		const char *value;
-		const char *flag = fstab_option_flag(opt, &value);
-		if (flag) {
+		const char *flag, *value;
+		int ours = fstab_option_flag(opt, &flag, &value);
+		if (ours < 0) {
+			rc = CLI_EXIT_USAGE;
+			goto out;
+		}
+		if (ours) {
 			mount_argv[n++] = (char *)flag;
 			if (value)
 				mount_argv[n++] = (char *)value;

@@ -185,10 +185,16 @@ int cmd_grow(int argc, char **argv)
 		       "member: mount it with --run and add one (raidfuse add), which is rebuilt\n",
 		       level, new_disks, old_disks, old_disks);
 	else if (disks_text && nr_waiting > 1)
+	{
+		char spares_text[96] = "";
+		if (nr_spares)
+			snprintf(spares_text, sizeof(spares_text), " (its %d spare%s take%s %d of them)",
+			         nr_spares, nr_spares > 1 ? "s" : "", nr_spares > 1 ? "" : "s",
+			         nr_spares);
 		printf("raidfuse: the %s array has %d roles now (%d before); roles %d to %d wait for "
 		       "members: mount it with --run and add them (raidfuse add), each is rebuilt%s\n",
-		       level, new_disks, old_disks, old_disks, new_disks - 1,
-		       nr_spares ? " (its spare takes one)" : "");
+		       level, new_disks, old_disks, old_disks, new_disks - 1, spares_text);
+	}
 	else if (disks_text)
 		printf("raidfuse: the %s array has %d roles now (%d before)\n", level, new_disks,
 		       old_disks);

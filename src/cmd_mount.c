@@ -40,15 +40,15 @@ static void mount_usage(FILE *out)
 	        "      --flush-age-ms N write out rows dirty for longer than N ms (default %d)\n"
 	        "      --readahead N    rows to read ahead for a sequential reader (default %d;\n"
 	        "                       0 = off)\n"
-	        "      --page-cache     let the kernel page cache hold volume.img (default: off,\n"
-	        "                       every request reaches the daemon; measured faster for\n"
-	        "                       streaming, see README)\n"
+	        "      --page-cache     let the kernel page cache hold volume.img (default: off:\n"
+	        "                       every request reaches the daemon, which README measured\n"
+	        "                       faster for streaming)\n"
 	        "      --direct-io      the default: bypass the kernel page cache\n"
 	        "      --allow-other    let other users access the mount (needs user_allow_other)\n"
 	        "      --program PROG   run PROG EVENT MOUNTPOINT [MEMBER] for each array event\n"
 	        "                       (mdadm --monitor's names: Fail, RebuildFinished, ...)\n"
 	        "      --test           send PROG a TestMessage event at mount\n"
-	        "  -o OPTS              extra FUSE mount options\n"
+	        "  -o OPTS              extra FUSE mount options (ro implies --readonly)\n"
 	        "  -d, --debug          trace FUSE requests (implies --foreground)\n",
 	        MOUNT_DEFAULT_THREADS, ARRAY_DEFAULT_CACHE_MIB, ARRAY_DEFAULT_FLUSH_AGE_MS,
 	        ARRAY_DEFAULT_READAHEAD_ROWS);
@@ -221,6 +221,16 @@ int cmd_mount(int argc, char **argv)
 				extra[used++] = ',';
 			memcpy(extra + used, optarg, add + 1);
 			fopts.extra_opts = extra;
+			/* -o ro makes only the kernel's mount read-only: the
+			 * daemon would still write superblocks (and resync) on
+			 * the members. Take it as --readonly, as the fstab form
+			 * does. */
+			for (const char *p = optarg; *p;) {
+				size_t n = strcspn(p, ",");
+				if (n == 2 && strncmp(p, "ro", 2) == 0)
+					aopts.read_only = true;
+				p += n + (p[n] == ',');
+			}
 			break;
 		}
 		case OPT_CACHE_MIB:

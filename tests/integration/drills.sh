@@ -353,6 +353,10 @@ fail_drill() {
 			fail "$L: raidfuse remove ${MEMBERS[r]} failed: $(cat "$WORK/cli.err")"
 		[ "$(cat "$RFC/dev$r/state")" = removed ] || fail "$L: dev$r/state is $(cat "$RFC/dev$r/state") after remove"
 		grep -qF "member ${MEMBERS[r]} removed" "$RFC/log" || fail "$L: log lacks the removal of ${MEMBERS[r]}"
+		# Failing it again says what it is, not "Invalid argument".
+		"$RAIDFUSE" fail "$MNT" "${MEMBERS[r]}" 2>"$WORK/cli.err" && fail "$L: fail of a removed member exited 0"
+		grep -q "refused: it was removed from the array already" "$WORK/cli.err" ||
+			fail "$L: fail of a removed member says: $(cat "$WORK/cli.err")"
 	done
 	json_sane "$L after remove" "$L" "$n" "$nf"
 	region_is "$L after remove" "$WORK/refA" $OFF_A

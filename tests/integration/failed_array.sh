@@ -30,6 +30,7 @@ PY
 echo clear >mnt/.raidfuse/dev1/fault
 grep -q "FAILED" mnt/.raidfuse/status || fail "status does not say FAILED: $(head -2 mnt/.raidfuse/status)"
 grep -q '"state":"failed"' mnt/.raidfuse/status.json || fail "status.json state: $(cat mnt/.raidfuse/status.json)"
+grep -qx "state: failed, degraded" mnt/.raidfuse/status || fail "status state line: $(grep '^state:' mnt/.raidfuse/status)"
 grep -q "no redundancy left: the array is failed" mnt/.raidfuse/log || fail "not logged: $(tail -3 mnt/.raidfuse/log)"
 # The chunk on the missing role 0 in row 2 was reconstructed from the
 # parity that never got the write: it must be an error, not wrong bytes.

@@ -71,6 +71,16 @@ stop
 [ "$(sha256sum m0 m1 m2)" = "$before" ] || fail "a ro mount changed the members"
 log "ok: ro: data there, writes refused, members unchanged"
 
+# The mount verb's -o ro is --readonly too: alone it would make only the
+# kernel's mount read-only while the daemon wrote the superblocks.
+"$RAIDFUSE" mount -o ro m0 m1 m2 mnt 2>mount.err || fail "mount -o ro: $(cat mount.err)"
+"$RAIDFUSE" status mnt | head -n 1 | grep -q "active (read-only)" ||
+	fail "mount -o ro is not read-only: $("$RAIDFUSE" status mnt | head -n 1)"
+cmp <(head -c 8M mnt/volume.img) ref || fail "mount -o ro: data written before is not there"
+"$RAIDFUSE" umount mnt || fail "umount after mount -o ro"
+[ "$(sha256sum m0 m1 m2)" = "$before" ] || fail "mount -o ro changed the members"
+log "ok: mount -o ro opens the members read-only: members unchanged"
+
 # run: a member missing from the source, started degraded.
 fstab_mount "run" "$WORK/m0:$WORK/m2" || fail "fstab mount run: $(cat mount.err)"
 grep -q '"degraded":1' <("$RAIDFUSE" status --json mnt) || fail "not degraded without m1"
@@ -83,6 +93,10 @@ before=$(sha256sum m0 m1 m2)
 fstab_mount "cache_mib=4" && fail "a misspelt option (cache_mib) was accepted"
 grep -q "cache_mib" mount.err || fail "the refusal does not name the option: $(cat mount.err)"
 fstab_mount "cache-mib" && fail "cache-mib without a value was accepted"
+grep -q "fstab option 'cache-mib' takes a value (cache-mib=VALUE)" mount.err ||
+	fail "cache-mib without a value: $(cat mount.err)"
+fstab_mount "run=1" && fail "run=1 was accepted"
+grep -q "fstab option 'run=1': run takes no value" mount.err || fail "run=1: $(cat mount.err)"
 fstab_mount "cache-mib=lots" && fail "cache-mib=lots was accepted"
 grep -q "lots" mount.err || fail "the refusal does not name the value: $(cat mount.err)"
 fstab_mount "defaults" "$WORK/m0::$WORK/m2" && fail "an empty member in the source was accepted"

@@ -396,6 +396,11 @@ rf_umount "$MNT"
 mnt_ok "back to 2 roles" m0 m1
 cmp -s <(head -c 15M "$MNT/volume.img") vol.bin || fail "data changed by grow -n 3 and -n 2"
 umnt
+# m2, removed before the grow, still says 3 roles: refused as an older
+# member (which it is), not as a corrupt superblock.
+mnt_try "$WORK/mount.err" m0 m1 m2 && fail "m2 from before grow -n 2 was taken"
+grep -q "m2: .*its events [0-9]* are behind the array's [0-9]*: a member left out before the array changed" \
+	"$WORK/mount.err" || fail "mount with m2 from before the grow: $(cat "$WORK/mount.err")"
 [ "$(ex_field m0 'Array State' | cut -c1-2)" = AA ] && [ "$(ex_field m0 'Raid Devices')" = 2 ] ||
 	fail "after grow -n 2: $(ex_field m0 'Raid Devices') roles, $(ex_field m0 'Array State')"
 rm -f m? m1.sb m1.grown

@@ -191,12 +191,14 @@ static int ctl_member_verb(const char *verb, const char *action, int argc, char 
 			cli_error(verb, "%s: refused: it is %s, not serving a role (%s/.raidfuse/%s); "
 			          "remove it instead", argv[2], state[0] ? state : "not in the array",
 			          argv[1], attr);
-	} else if (rc < 0)
+	} else if (rc == -EROFS)
+		cli_error(verb, "%s is mounted read-only (--readonly or -o ro): its members cannot "
+		          "change", argv[1]);
+	else if (rc < 0)
 		cli_error(verb, "%s: %s", argv[2], strerror(-rc));
 	return rc < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }
 
-/* The last line of the log, for the reason behind a refused write. */
 /* The daemon's last log line (time stamp and all) into out, or "". */
 static void ctl_last_log_line(const char *mount, char *out, size_t outlen)
 {
@@ -219,6 +221,11 @@ static void ctl_report_refusal(const char *verb, const char *mount, const char *
 {
 	char line[4096];
 	ctl_last_log_line(mount, line, sizeof(line));
+	if (write_rc == -EROFS) {
+		cli_error(verb, "%s is mounted read-only (--readonly or -o ro): its members cannot "
+		          "change", mount);
+		return;
+	}
 	if (!line[0] || strcmp(line, line_before) == 0) {
 		cli_error(verb, "the array refused it: %s", strerror(-write_rc));
 		return;
@@ -340,6 +347,9 @@ static int ctl_sync_verb(const char *verb, int argc, char **argv)
 		          rc == -ENODEV ? "the array is degraded with no redundancy left: nothing "
 		                          "to compare against" :
 		          rc == -EOPNOTSUPP ? "this level has no redundancy to check" :
+		          rc == -EROFS ? "mounted read-only (--readonly or -o ro), where the "
+		                         "control files cannot be written; unmount it and run "
+		                         "raidfuse verify, which checks without writing" :
 		                               strerror(-rc));
 		return CLI_EXIT_ERROR;
 	}

@@ -356,8 +356,13 @@ if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null; then
 	"$RAIDFUSE" mount --readonly "$ARR/r/r0.img" "$ROLOOP" "$MNT" 2>"$WORK/out" ||
 		fail "mount --readonly with a read-only device: $(cat "$WORK/out")"
 	grep -q "\[UU\]" "$MNT/.raidfuse/status" || fail "read-only device not in the array: $(cat "$MNT/.raidfuse/status")"
+	# What a read-only mount cannot do is refused saying so.
+	"$RAIDFUSE" check "$MNT" 2>"$WORK/out" && fail "check on a read-only mount exited 0"
+	grep -q "mounted read-only .*raidfuse verify" "$WORK/out" || fail "check on a read-only mount: $(cat "$WORK/out")"
+	"$RAIDFUSE" fail "$MNT" "$ARR/r/r0.img" 2>"$WORK/out" && fail "fail on a read-only mount exited 0"
+	grep -q "mounted read-only .*members cannot change" "$WORK/out" || fail "fail on a read-only mount: $(cat "$WORK/out")"
 	rf_umount "$MNT"
-	ok "a read-only device mounts with --readonly"
+	ok "a read-only device mounts with --readonly; check and fail there say it is read-only"
 else
 	log "NOT RUN: the loop device cases need root and losetup"
 fi

@@ -41,7 +41,7 @@
 # to 20 MB/s), and the kill comes 2.2-3.7 s later; the remount (--run) resumes the rebuild from the
 # recovery_offset the kill left; once the rebuild ends the array must be
 # whole, and steps 5-6 check the data and that the copies agree.
-# One writer iteration in three (CRASH_POWER_CUT_PCT, default 33) is a power
+# One iteration in three (CRASH_POWER_CUT_PCT, default 33) is a power
 # cut rather than a crash: a SIGKILL loses nothing the daemon handed to the
 # kernel, so only a power cut shows a sync that did not reach the members.
 # The daemon runs with tests/tools/power_cut_log.c preloaded, which logs
@@ -51,7 +51,10 @@
 # write a sync surely made durable and, of the later ones, none (min), all
 # (max) or a random number (rand), chosen per iteration. Steps 4-6 then run
 # on the rebuilt members, and the umount variant's --acked check holds
-# whenever the members' clean mark survived the cut.
+# whenever the members' clean mark survived the cut. The ext4 variant
+# below is cut the same way: then what e2fsck and the synced files show is
+# what ext4's journal commits and flushes made durable through the loop
+# device, FUSE and raidfuse down to the members.
 # Every CRASH_EXT4_EVERY-th iteration (default 5; 0 = never) is the ext4
 # variant instead, on a second array of the same level with ext4 on it
 # (mkfs.ext4 once): loop-mount it, a writer creates files and appends to a
@@ -304,6 +307,37 @@ kill_daemon() {
 	return 0
 }
 
+# --- power cuts ------------------------------------------------------------------
+# cut_mount CUT DIR MOUNT-ARGS...: raidfuse mount; for a power cut (CUT not
+# none), with the members of DIR (MEM) copied first and the daemon logging
+# what it writes to them.
+cut_mount() {
+	local cut=$1 dir=$2
+	shift 2
+	if [ "$cut" = none ]; then
+		rf_mount "$@"
+		return
+	fi
+	rm -rf "$WORK/snapshot" "$WORK/power_cut.log" && mkdir "$WORK/snapshot" || fail "cannot make $WORK/snapshot"
+	cp --sparse=always "${MEM[@]}" "$WORK/snapshot/" || fail "cannot copy the members to $WORK/snapshot"
+	LD_PRELOAD=$POWER_CUT_LIB POWER_CUT_LOG=$WORK/power_cut.log POWER_CUT_PREFIX=$(realpath "$dir")/ \
+		rf_mount "$@"
+}
+
+# cut_replay TAG CUT SEED: after the kill, the members (MEM) as the power
+# cut leaves them; appends what was replayed to HOW.
+cut_replay() {
+	local tag=$1 cut=$2 seed=$3 pages
+	[ "$cut" = none ] && return 0
+	python3 "$POWER_CUT_REPLAY" "$WORK/power_cut.log" "$WORK/snapshot" "$cut" "$seed" "${MEM[@]}" \
+		>"$WORK/replay.out" 2>&1 || fail "$tag: power_cut_replay.py failed: $(cat "$WORK/replay.out")"
+	HOW="$HOW, then power cut ($cut): $(sed -n 's/^power cut ([a-z]*): //p' "$WORK/replay.out")"
+	pages=$(sed -n 's/.*durable, \([0-9]*\) pages lost.*/\1/p' "$WORK/replay.out")
+	TOTAL_PAGES_CUT=$((TOTAL_PAGES_CUT + ${pages:-0}))
+	NR_POWER_CUT=$((NR_POWER_CUT + 1))
+	rm -rf "$WORK/snapshot" "$WORK/power_cut.log"
+}
+
 # --- the fsync_writer iteration -----------------------------------------------
 # writer_iteration IT TAG DIR N write|umount|rebuild CUT OPTS...: "write"
 # kills the daemon while fsync_writer runs; "umount" stops the writer's
@@ -322,7 +356,6 @@ writer_iteration() {
 	local mnt=$dir/mnt img=$dir/mnt/volume.img
 	local wlog=$WORK/writer.$it.log werr=$WORK/writer.$it.err
 	local run_ms=$((200 + RANDOM % 1301)) wseed=$((SEED * 1000 + it))
-	local snap=$WORK/snapshot pclog=$WORK/power_cut.log
 	local mounted=("${MEM[@]}") newcomer=""
 
 	if [ "$mode" = rebuild ]; then
@@ -336,14 +369,7 @@ writer_iteration() {
 		# Past the rebuild's first checkpoint (2 s), and before its end.
 		run_ms=$((2200 + RANDOM % 1500))
 	fi
-	if [ "$cut" = none ]; then
-		rf_mount "${opts[@]}" "${mounted[@]}" "$mnt"
-	else
-		rm -rf "$snap" "$pclog" && mkdir "$snap" || fail "$tag: cannot make $snap"
-		cp --sparse=always "${MEM[@]}" "$snap/" || fail "$tag: cannot copy the members to $snap"
-		LD_PRELOAD=$POWER_CUT_LIB POWER_CUT_LOG=$pclog POWER_CUT_PREFIX=$(realpath "$dir")/ \
-			rf_mount "${opts[@]}" "${mounted[@]}" "$mnt"
-	fi
+	cut_mount "$cut" "$dir" "${opts[@]}" "${mounted[@]}" "$mnt"
 	local dpid
 	dpid=$(cat "$mnt/.raidfuse/pid") || fail "$tag: cannot read $mnt/.raidfuse/pid"
 	case $dpid in '' | *[!0-9]*) fail "$tag: .raidfuse/pid holds '$dpid'" ;; esac
@@ -363,14 +389,14 @@ writer_iteration() {
 		wait "$wpid" || wrc=$?
 		fail "$tag: fsync_writer stopped (exit $wrc) while the daemon was still running: $(cat "$werr")"
 	fi
-	local how
+	local HOW
 	if [ "$mode" != umount ]; then
 		kill -9 "$dpid" || fail "$tag: cannot kill the daemon $dpid"
 		# The writer's next request fails with ECONNABORTED; kill it anyway.
 		ms_sleep $((RANDOM % 50))
 		kill -9 "$wpid" 2>/dev/null
 		wait "$wpid" 2>/dev/null
-		how="daemon killed after $run_ms ms of writing"
+		HOW="daemon killed after $run_ms ms of writing"
 	else
 		# No more fsyncs: dirty rows pile up in the cache for umount.
 		local pile_ms=$((100 + RANDOM % 201))
@@ -384,27 +410,18 @@ writer_iteration() {
 		ms_sleep "$kill_ms"
 		kill_daemon "$dpid"
 		wait "$upid" 2>/dev/null
-		how="writer stopped fsyncing after $run_ms ms and killed $pile_ms ms later, daemon killed $kill_ms ms into umount"
+		HOW="writer stopped fsyncing after $run_ms ms and killed $pile_ms ms later, daemon killed $kill_ms ms into umount"
 	fi
 	wait_gone "$dpid" "$tag: the killed daemon" 10
 	wait_unlocked "$tag" "$dpid" "${MEM[@]}"
 	detach_dead "$mnt"
-	if [ "$cut" != none ]; then
-		python3 "$POWER_CUT_REPLAY" "$pclog" "$snap" "$cut" "$wseed" "${MEM[@]}" >"$WORK/replay.out" 2>&1 ||
-			fail "$tag: power_cut_replay.py failed: $(cat "$WORK/replay.out")"
-		how="$how, then power cut ($cut): $(sed -n 's/^power cut ([a-z]*): //p' "$WORK/replay.out")"
-		local pages
-		pages=$(sed -n 's/.*durable, \([0-9]*\) pages lost.*/\1/p' "$WORK/replay.out")
-		TOTAL_PAGES_CUT=$((TOTAL_PAGES_CUT + ${pages:-0}))
-		NR_POWER_CUT=$((NR_POWER_CUT + 1))
-		rm -rf "$snap" "$pclog"
-	fi
+	cut_replay "$tag" "$cut" "$wseed"
 	if [ -n "$newcomer" ] && [ "$HAVE_MDADM" = 1 ]; then
 		# Where the kill left the rebuild, as the members say it.
 		local role recovery
 		role=$(ex_field "$newcomer" 'Device Role')
 		recovery=$(ex_field "$newcomer" 'Recovery Offset')
-		how="$how, the new member ${role:-blank}${recovery:+ at recovery offset ${recovery%% *} sectors}"
+		HOW="$HOW, the new member ${role:-blank}${recovery:+ at recovery offset ${recovery%% *} sectors}"
 	fi
 
 	remount_dirty "$tag" "${opts[@]}" "${MEM[@]}" "$mnt"
@@ -427,7 +444,7 @@ $(stacks "$npid")"
 		keep_evidence "$tag" "${MEM[@]}" "$wlog" "$werr" "$WORK/check.out"
 		local lost="fsynced data lost or damaged after the crash"
 		[ "${#acked[@]}" = 0 ] || lost="acknowledged data missing although the array was marked clean (the umount finished before the kill)"
-		fail "$tag: $lost (checker exit $crc; writer seed $wseed; $how):
+		fail "$tag: $lost (checker exit $crc; writer seed $wseed; $HOW):
 $(head -n 30 "$WORK/check.out")"
 	fi
 	if [ -n "$newcomer" ]; then
@@ -452,7 +469,7 @@ $(head -n 30 "$WORK/check.out")"
 	TOTAL_DURABLE=$((TOTAL_DURABLE + ${nd:-0}))
 	TOTAL_EXACT=$((TOTAL_EXACT + ${exact:-0}))
 	NR_WRITER=$((NR_WRITER + 1))
-	log "$tag: $how: $nw writes, ${nd:-?} $what; remount ($state) $REMOUNT_MS ms; $((${exact:-0} / 1024)) KiB exact, $((${ornew:-0} / 1024)) KiB old-or-new: ok; mismatch_cnt 0"
+	log "$tag: $HOW: $nw writes, ${nd:-?} $what; remount ($state) $REMOUNT_MS ms; $((${exact:-0} / 1024)) KiB exact, $((${ornew:-0} / 1024)) KiB old-or-new: ok; mismatch_cnt 0"
 	rm -f "$wlog" "$werr"
 }
 
@@ -506,8 +523,8 @@ loop_gone() {
 }
 
 ext4_iteration() {
-	local it=$1 tag=$2 dir=$3 n=$4
-	shift 4
+	local it=$1 tag=$2 dir=$3 n=$4 cut=$5
+	shift 5
 	local opts=("$@")
 	members_of "$dir" "$n"
 	local mnt=$dir/mnt img=$dir/mnt/volume.img fs=$dir/fs sums=$WORK/sums.$it
@@ -515,7 +532,7 @@ ext4_iteration() {
 	mkdir -p "$fs"
 	track_mount "$fs"
 
-	rf_mount "${opts[@]}" "${MEM[@]}" "$mnt"
+	cut_mount "$cut" "$dir" "${opts[@]}" "${MEM[@]}" "$mnt"
 	if [ -z "${FORMATTED[$dir]:-}" ]; then
 		mkfs.ext4 -F -q -E nodiscard "$img" >"$WORK/mkfs.out" 2>&1 ||
 			fail "$tag: mkfs.ext4 failed: $(cat "$WORK/mkfs.out")"
@@ -543,6 +560,8 @@ ext4_iteration() {
 	umount -l "$fs" >"$WORK/um.out" 2>&1 || fail "$tag: umount -l $fs failed: $(cat "$WORK/um.out")"
 	loop_gone "$ldev"
 	detach_dead "$mnt"
+	local HOW="daemon killed after $run_ms ms"
+	cut_replay "$tag" "$cut" "$((SEED * 1000 + it))"
 
 	remount_dirty "$tag" "${opts[@]}" "${MEM[@]}" "$mnt"
 	local state=clean
@@ -603,7 +622,7 @@ $(head -n 40 "$WORK/fsck-y.out")"
 	umount_verify "$tag" "$mnt" "${MEM[@]}"
 	TOTAL_FILES=$((TOTAL_FILES + nfiles))
 	NR_EXT4=$((NR_EXT4 + 1))
-	log "$tag: ext4, daemon killed after $run_ms ms: $nfiles synced files ok, $appmsg; remount ($state) $REMOUNT_MS ms; e2fsck clean; mismatch_cnt 0"
+	log "$tag: ext4, $HOW: $nfiles synced files ok, $appmsg; remount ($state) $REMOUNT_MS ms; e2fsck clean; mismatch_cnt 0"
 	rm -f "$sums" "$sums.files"
 }
 
@@ -621,8 +640,13 @@ for ((it = 1; it <= ITERATIONS; it++)); do
 	age=${AGES[RANDOM % 3]}
 	opts=(--cache-mib "$cache" --flush-age-ms "$age")
 	tag="iter $it/$ITERATIONS raid$level cache ${cache}M age ${age}ms"
+	cut=none
+	if ((RANDOM % 100 < POWER_CUT_PCT)); then
+		cut=${CUTS[RANDOM % ${#CUTS[@]}]}
+	fi
 	if [ "$EXT4" = 1 ] && ((it % EXT4_EVERY == 0)); then
-		ext4_iteration "$it" "$tag" "$WORK/e$level" "$n" "${opts[@]}"
+		[ "$cut" = none ] || tag="$tag power cut ($cut)"
+		ext4_iteration "$it" "$tag" "$WORK/e$level" "$n" "$cut" "${opts[@]}"
 	else
 		mode="write"
 		if [ "$level" = 10 ] && ((it % 6 == 0)); then
@@ -634,16 +658,12 @@ for ((it = 1; it <= ITERATIONS; it++)); do
 			opts=(--cache-mib 16 --flush-age-ms 10000)
 			tag="iter $it/$ITERATIONS raid$level cache 16M age 10000ms"
 		fi
-		cut=none
-		if ((RANDOM % 100 < POWER_CUT_PCT)); then
-			cut=${CUTS[RANDOM % ${#CUTS[@]}]}
-			tag="$tag power cut ($cut)"
-		fi
+		[ "$cut" = none ] || tag="$tag power cut ($cut)"
 		writer_iteration "$it" "$tag" "$WORK/r$level" "$n" "$mode" "$cut" "${opts[@]}"
 	fi
 done
 
 [ "$NR_WRITER" = 0 ] || [ "$TOTAL_DURABLE" -gt 0 ] ||
 	fail "no fsync completed in any iteration: the test checked nothing"
-log "PASS: $NR_WRITER fsync_writer crashes ($NR_POWER_CUT of them power cuts, $TOTAL_PAGES_CUT member pages cut short; $TOTAL_WRITES writes, $TOTAL_DURABLE fsynced, $((TOTAL_EXACT / 1048576)) MiB checked exactly), $NR_EXT4 ext4 crashes ($TOTAL_FILES synced files checked), seed $SEED ($((SECONDS - START)) s)"
+log "PASS: $NR_POWER_CUT power cuts ($TOTAL_PAGES_CUT member pages cut short) among $NR_WRITER fsync_writer crashes ($TOTAL_WRITES writes, $TOTAL_DURABLE fsynced, $((TOTAL_EXACT / 1048576)) MiB checked exactly), $NR_EXT4 ext4 crashes ($TOTAL_FILES synced files checked), seed $SEED ($((SECONDS - START)) s)"
 exit 0

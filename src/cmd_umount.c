@@ -267,8 +267,9 @@ static int umount_verdict(const char *mountpoint, const struct umount_expect *ex
 		return CLI_EXIT_OK;
 	}
 	cli_error("umount", "the array at %s was not stopped cleanly (%s is still marked active): "
-	          "a member write or the final flush failed; see the system log. It is resynced "
-	          "(or, being rebuilt, its rebuild resumed or restarted) at the next mount",
+	          "a member write or the final flush failed; the daemon logged why (to syslog, "
+	          "or to its standard error with --foreground). It is resynced (or, being "
+	          "rebuilt, its rebuild resumed or restarted) at the next mount",
 	          mountpoint, dirty_path);
 	return CLI_EXIT_ERROR;
 }

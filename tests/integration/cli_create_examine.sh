@@ -288,10 +288,11 @@ rc=0
 "$RAIDFUSE" frobnicate >/dev/null 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "an unknown verb exited $rc, expected 2"
 # A mistyped verb before a directory is not an fstab source ("cannot open").
-mkdir -p verbdir
+mkdir -p "$WORK/verbdir"
 rc=0
-"$RAIDFUSE" unmount verbdir >out 2>&1 || rc=$?
-[ "$rc" = 2 ] && grep -q "unknown verb 'unmount'" out || fail "raidfuse unmount DIR exited $rc: $(head -n 2 out)"
+(cd "$WORK" && "$RAIDFUSE" unmount verbdir) >"$WORK/verb.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "unknown verb 'unmount'" "$WORK/verb.out" ||
+	fail "raidfuse unmount DIR exited $rc: $(head -n 2 "$WORK/verb.out")"
 rc=0
 "$RAIDFUSE" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "no verb at all exited $rc, expected 2"

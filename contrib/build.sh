@@ -4,10 +4,15 @@
 # tree; a relative BUILD_DIR is taken from the current directory). An
 # existing BUILD_DIR is emptied first, but only if it is a build directory
 # (it has config.status or config.log) and not the source tree or a directory above it.
+# A first argument that starts with - or holds = (--prefix=/usr, CFLAGS=-O0)
+# is a configure argument: BUILD_DIR is then the default.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd -P)
-build=${1:-$top/build}
-shift || true
+build=$top/build
+if [ $# -gt 0 ] && [[ $1 != -* && $1 != *=* ]]; then
+	build=$1
+	shift
+fi
 case $build in /*) ;; *) build=$PWD/$build ;; esac
 if [ -e "$build" ]; then
 	real=$(cd "$build" && pwd -P)

@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
 	--runtime) runtime=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	-h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "drill: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done

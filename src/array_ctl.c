@@ -265,7 +265,7 @@ static int show_sync_result(struct raid_array *a, struct member *m, char *buf, s
 	if (p.action != SYNC_IDLE)
 		return show_printf(buf, len, "running\n");
 	if (p.last_result < 0)
-		return show_printf(buf, len, "failed: %s\n", strerror(-p.last_result));
+		return show_printf(buf, len, "failed: %s\n", sync_result_text(p.last_result));
 	return show_printf(buf, len, "%s\n", p.interrupted ? "interrupted" : "done");
 }
 

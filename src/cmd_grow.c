@@ -177,8 +177,8 @@ int cmd_grow(int argc, char **argv)
 	int nr_waiting = new_disks - old_disks;
 	if (disks_text && nr_waiting > 0 && nr_spares >= nr_waiting)
 		printf("raidfuse: the %s array has %d roles now (%d before); mount it with --run "
-		       "and its spare%s rebuilt into the new role%s\n",
-		       level, new_disks, old_disks, nr_spares > 1 ? "s are" : " is",
+		       "and %s rebuilt into the new role%s\n",
+		       level, new_disks, old_disks, nr_waiting > 1 ? "spares are" : "a spare is",
 		       nr_waiting > 1 ? "s" : "");
 	else if (disks_text && nr_waiting == 1)
 		printf("raidfuse: the %s array has %d roles now (%d before); role %d waits for a "

@@ -79,6 +79,10 @@ int member_fault_parse(const char *text, size_t len, struct member_fault *out)
 			return -EINVAL;
 		}
 	}
+	/* rate= and range= say when an error strikes: alone they would be
+	 * taken, read back as none and inject nothing. */
+	if ((out->rate_ppm || out->range_hi) && !out->read_error && !out->write_error)
+		return -EINVAL;
 	return 0;
 }
 

@@ -43,6 +43,13 @@ const char *sync_action_name(enum sync_action action)
 	}
 }
 
+const char *sync_result_text(int rc)
+{
+	if (rc == -ENODEV)
+		return "a member failed";
+	return strerror(-rc);
+}
+
 int sync_action_parse(const char *text, enum sync_action *action)
 {
 	size_t len = strcspn(text, "\n");
@@ -346,7 +353,7 @@ next_recovery:
 		array_eventf(a, "RebuildFinished", s->recover_target, "%s recover of role %d: %s",
 		             a->ops->name, role,
 		           given_up ? "the member being rebuilt failed" :
-		           rc < 0 ? strerror(-rc) : cancelled ? "paused" : "done");
+		           rc < 0 ? sync_result_text(rc) : cancelled ? "paused" : "done");
 		/* mdadm sees the rebuild end, then the member active. */
 		if (rc == 0 && !cancelled && !given_up)
 			array_eventf(a, "SpareActive", s->recover_target,
@@ -397,7 +404,7 @@ next_recovery:
 	if (!recover)
 		array_eventf(a, "RebuildFinished", NULL, "%s %s: %s, mismatch_cnt %llu",
 		             a->ops->name, sync_action_name(ended),
-		           rc < 0 ? strerror(-rc) : cancelled ? "interrupted" : "done",
+		           rc < 0 ? sync_result_text(rc) : cancelled ? "interrupted" : "done",
 		           (unsigned long long)ended_mismatch);
 	if (to_recover) {
 		recover = true;
@@ -473,6 +480,13 @@ int array_sync_request(struct raid_array *a, enum sync_action action)
 	}
 	if (!a->ops->scrub_unit)
 		return -EOPNOTSUPP;
+	/* A rebuild running is the reason to give (md: EBUSY), before the
+	 * redundancy it has not yet restored. */
+	pthread_mutex_lock(&s->lock);
+	bool busy = s->p.action != SYNC_IDLE || s->starting;
+	pthread_mutex_unlock(&s->lock);
+	if (busy)
+		return -EBUSY;
 	/* As md: a degraded array is checked over the redundancy it has
 	 * left (RAID6 less one, a RAID10's whole pairs); with none left
 	 * there is nothing to compare. */

@@ -41,6 +41,9 @@ struct sync_progress {
 };
 
 const char *sync_action_name(enum sync_action action);
+/* Why a sync ended with rc < 0, in words: -ENODEV is a member that failed
+ * (or the one being rebuilt given up) under it, not a missing device. */
+const char *sync_result_text(int rc);
 /* "check", "repair", "idle" -> action; -EINVAL otherwise. */
 int sync_action_parse(const char *text, enum sync_action *action);
 

@@ -44,8 +44,9 @@
 #
 # --buffered-compare runs a different, smaller study instead: buffered
 # (direct=0, psync) 1 MiB sequential write/read and 4 KiB random read on
-# RAID5 of 4, mounted by default (kernel page cache on volume.img) and with
-# --direct-io, the two mounts taking turns for --repeat rounds.
+# RAID5 of 4, mounted with --page-cache (kernel page cache on volume.img)
+# and by default (direct I/O, the page cache bypassed), the two mounts
+# taking turns for --repeat rounds.
 #
 # Noise: the CPU the rest of the machine used during each job is recorded
 # (other_cpus); jobs where it exceeds 10% of a CPU are marked '!'.
@@ -107,7 +108,7 @@ Usage: $prog [OPTIONS]
                        verdicts on the targets use the medians
   --note TEXT          a line for the summary (say, which commit the binary is)
   --buffered-compare   instead of the main run: buffered I/O on RAID5 x4, kernel
-                       page cache (default mount) vs --direct-io mount
+                       page cache (--page-cache mount) vs direct I/O (default)
   -h, --help
 EOF
 }
@@ -791,14 +792,16 @@ if [ $buffered = 1 ]; then
 	sync "$rf_mnt/volume.img"
 	umount_array "$rf_mnt"
 	rows=(raid5-4-pagecache raid5-4-direct-io)
-	ROWNAME[raid5-4-pagecache]="RAID5 x4, default mount (kernel page cache)"
-	ROWNAME[raid5-4-direct-io]="RAID5 x4, --direct-io mount"
+	ROWNAME[raid5-4-pagecache]="RAID5 x4, --page-cache mount (kernel page cache)"
+	ROWNAME[raid5-4-direct-io]="RAID5 x4, default mount (direct I/O)"
 	# The two mounts take turns, --repeat rounds, so drifting load from
 	# the rest of the machine hits both alike; the best of each is kept.
 	for ((round = 1; round <= repeat; round++)); do
 		for mode in pagecache direct-io; do
-			direct_io_opt=()
-			[ $mode = direct-io ] && direct_io_opt=(--direct-io)
+			# The default mount bypasses the page cache (direct I/O):
+			# the page-cache row must ask for it.
+			direct_io_opt=(--direct-io)
+			[ $mode = pagecache ] && direct_io_opt=(--page-cache)
 			mount_array "$dir" on "${members[@]}"
 			row=raid5-4-$mode
 			progress "== $row, round $round of $repeat (daemon pid $rf_pid)"

@@ -131,6 +131,15 @@ echo 3000 >mnt/.raidfuse/sync_speed_max
 sleep 1
 grep -q check mnt/.raidfuse/sync_action || fail "no check running: $(cat mnt/.raidfuse/sync_action)"
 "$R" fail mnt q1 >/dev/null || fail "fail q1 during the check"
+# Then the rebuild onto the spare (still slow): a check asked for now is
+# refused for it (md: EBUSY), not for the redundancy it has yet to restore.
+for i in $(seq 100); do
+	grep -qx recover mnt/.raidfuse/sync_action && break
+	sleep 0.1
+done
+grep -qx recover mnt/.raidfuse/sync_action || fail "no rebuild after the check: $(cat mnt/.raidfuse/sync_action)"
+"$R" check mnt >check.out 2>&1 && fail "a check started during the rebuild"
+grep -q "another check, repair or rebuild is running" check.out || fail "check during the rebuild: $(cat check.out)"
 echo 1000000 >mnt/.raidfuse/sync_speed_max
 spare_in_sync "$dev3" "the spare was not rebuilt after the check stopped"
 [ "$(sha256sum <mnt/volume.img)" = "$sha_q" ] || fail "volume changed across the rebuild"

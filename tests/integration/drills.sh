@@ -274,6 +274,9 @@ fail_drill() {
 	ctl_errno "$L" "$RFC/sync_speed_min" "0" EINVAL
 	ctl_errno "$L" "$RFC/dev0/state" "broken" EINVAL
 	ctl_errno "$L" "$RFC/dev0/state" "remove" EBUSY
+	ctl_errno "$L" "$RFC/dev0/fault" "rate=0.5" EINVAL
+	ctl_errno "$L" "$RFC/dev0/fault" "range=0+4096" EINVAL
+	[ "$(cat "$RFC/dev0/fault")" = none ] || fail "$L: dev0/fault after refused writes: $(cat "$RFC/dev0/fault")"
 	! echo bogus 2>/dev/null >"$RFC/sync_action" || fail "$L: 'echo bogus > sync_action' succeeded"
 	[ "$(cat "$RFC/sync_action")" = idle ] || fail "$L: sync_action is not idle after garbage"
 	if "$RAIDFUSE" remove "$MNT" "${MEMBERS[1]}" 2>"$WORK/cli.err"; then

@@ -424,7 +424,7 @@ dd if=vol.bin of="$MNT/volume.img" bs=1M conv=notrunc,fsync status=none
 rf_umount "$MNT"
 [ "$(ex_field m2 'Device Role')" = spare ] || fail "m2 is not a spare: $(ex_field m2 'Device Role')"
 "$RAIDFUSE" grow --raid-devices 3 m0 m1 m2 >grow.out 2>&1 || fail "grow -n 3 with a spare: $(cat grow.out)"
-grep -q "mount it with --run and its spare is rebuilt into the new role" grow.out ||
+grep -q "mount it with --run and a spare is rebuilt into the new role" grow.out ||
 	fail "grow -n 3 with a spare says: $(cat grow.out)"
 mnt_ok "grown to 3 roles with a spare" --run m0 m1 m2
 "$RAIDFUSE" wait "$MNT" >/dev/null || fail "wait for the rebuild of the spare into role 2"

@@ -12,8 +12,9 @@
  * Record: "PC", type, mode byte, path length (u32), sequence number,
  * offset, length (u64, native order), then the path and, for W, the bytes.
  *   W  a write, logged before it is issued (a new sequence number);
- *   C  that write returned whole (its W's number; mode 1: it was an
- *      RWF_DSYNC write, durable by itself);
+ *   C  that write returned having written something (its W's number;
+ *      length: the bytes it wrote, fewer than W's for a short write;
+ *      mode 1: it was an RWF_DSYNC write, durable by itself);
  *   B  an fdatasync or fsync of the file begins (a new number);
  *   S  that sync returned 0 (its B's number): every write whose C came
  *      before its B is durable;
@@ -157,14 +158,15 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int 
 	size_t len_bytes = 0;
 	for (int i = 0; i < iovcnt; i++)
 		len_bytes += iov[i].iov_len;
-	/* Logged whole before it is issued: a short write is retried by the
-	 * caller as a new write of the rest, logged again with the same bytes,
-	 * and the short one stays "maybe written". */
+	/* Logged whole before it is issued. A short write's C says how much
+	 * it wrote: those bytes are as done as a whole write's (a sync that
+	 * begins after it covers them), and the caller retries the rest as a
+	 * new write, logged again. */
 	uint64_t seq = record_emit('W', 0, path, path_len, (uint64_t)offset, len_bytes, 0, iov, iovcnt);
 	ssize_t put = real_pwritev2(fd, iov, iovcnt, offset, flags);
-	if (put == (ssize_t)len_bytes)
+	if (put > 0)
 		record_emit('C', (flags & RWF_DSYNC) ? 1 : 0, path, path_len, (uint64_t)offset,
-		            len_bytes, seq, NULL, 0);
+		            (uint64_t)put, seq, NULL, 0);
 	return put;
 }
 

@@ -65,6 +65,8 @@ def read_log(path):
         elif kind == b'C':
             w = by_seq.get(seq)
             if w is not None:
+                if not w.zeros and length < w.length:
+                    w.length = length  # a short write: the rest was never written
                 w.done_at = index
                 if mode[0] & 1:
                     w.durable = True

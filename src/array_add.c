@@ -90,8 +90,13 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 	int refused = array_rebuild_refusal(a, err, errlen);
 	if (refused < 0)
 		return refused;
+	/* Entries of removed members are kept (their devN stays readable):
+	 * a mount takes this many adds, drills and flapping disks included. */
 	if (a->nr_members >= a->members_capacity)
-		return errmsg_fail(-ENOSPC, err, errlen, "too many members added");
+		return errmsg_fail(-ENOSPC, err, errlen,
+		                   "%d members added since this array was mounted, the most one "
+		                   "mount takes: unmount it and mount it again to add more",
+		                   RAID_MAX_MEMBERS);
 	for (int role = 0; role < a->geo.raid_disks && !model; role++)
 		model = a->slot[role];
 	if (!model)

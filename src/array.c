@@ -40,14 +40,14 @@ static void array_log_line(struct raid_array *a, const char *msg)
 
 /* The line into the log and, for an event, to the event callback. */
 static void array_vlog(struct raid_array *a, const char *event, const struct member *member,
-                       const char *fmt, va_list ap)
+                       const char *disc, const char *fmt, va_list ap)
 {
 	char msg[512];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	array_log_line(a, msg);
 	if (event && a->event)
-		a->event(a->event_ctx, event, member ? member->abs_path : NULL, msg);
+		a->event(a->event_ctx, event, member ? member->abs_path : NULL, disc, msg);
 }
 
 void array_logf(struct raid_array *a, const char *fmt, ...)
@@ -55,7 +55,7 @@ void array_logf(struct raid_array *a, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	array_vlog(a, NULL, NULL, fmt, ap);
+	array_vlog(a, NULL, NULL, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -73,9 +73,23 @@ void array_eventf(struct raid_array *a, const char *event, const struct member *
                   const char *fmt, ...)
 {
 	va_list ap;
+	/* mdadm's Monitor passes no third argument with RebuildStarted,
+	 * RebuildNN and RebuildFinished: scripts written for it take one
+	 * there for a mismatch count, never for a member. */
+	const char *disc = member && strncmp(event, "Rebuild", 7) != 0 ? member->abs_path : NULL;
 
 	va_start(ap, fmt);
-	array_vlog(a, event, member, fmt, ap);
+	array_vlog(a, event, member, disc, fmt, ap);
+	va_end(ap);
+}
+
+void array_eventf_disc(struct raid_array *a, const char *event, const struct member *member,
+                       const char *disc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	array_vlog(a, event, member, disc, fmt, ap);
 	va_end(ap);
 }
 
@@ -578,8 +592,10 @@ void array_recovery_checkpoint(struct raid_array *a, int role, struct member *ta
 		array_rebuild_target_failed(a, role, m, rc);
 }
 
-int array_recovery_finish(struct raid_array *a, int role, struct member *target)
+int array_recovery_finish(struct raid_array *a, int role, struct member *target,
+                          struct member **replaced_out)
 {
+	*replaced_out = NULL;
 	pthread_mutex_lock(&a->state_lock);
 	struct member *m = a->rebuilding[role];
 	if (!m || m != target) {
@@ -614,8 +630,7 @@ int array_recovery_finish(struct raid_array *a, int role, struct member *target)
 	array_logf(a, "recovery of role %d onto %s %s", role, m->abs_path,
 	           rc == 0 ? "finished: the member is in sync" : "could not be completed");
 	if (rc == 0 && replaced)
-		array_logf(a, "%s replaced %s, which is now faulty: remove it", m->abs_path,
-		           replaced->abs_path);
+		*replaced_out = replaced;
 	return rc;
 }
 

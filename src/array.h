@@ -100,7 +100,8 @@ struct raid_array {
 	void (*log)(void *ctx, const char *msg); /* warnings and state changes */
 	void *log_ctx;
 	/* Events in mdadm --monitor's terms (array_assemble_opts.event). */
-	void (*event)(void *ctx, const char *event, const char *member, const char *message);
+	void (*event)(void *ctx, const char *event, const char *member, const char *disc,
+	              const char *message);
 	void *event_ctx;
 	char *served_dir;                        /* array_assemble_opts.served_dir */
 	/* The last lines logged, for MOUNT/.raidfuse/log (md's dmesg lines). */
@@ -122,10 +123,13 @@ struct array_assemble_opts {
 	void *log_ctx;
 	/* Called for the events mdadm --monitor reports (Fail, FailSpare,
 	 * SpareActive, DegradedArray, RebuildStarted, RebuildNN,
-	 * RebuildFinished), with the member's path or NULL and the log line
-	 * that goes with it. It must not block: it may be called with the
-	 * array's locks held. NULL: none. */
-	void (*event)(void *ctx, const char *event, const char *member, const char *message);
+	 * RebuildFinished), with the member's path or NULL, what mdadm passes
+	 * its program as third argument (disc: the member's path for Fail,
+	 * FailSpare and SpareActive, a check's " mismatches found: N (on raid
+	 * level L)", else NULL) and the log line that goes with it. It must
+	 * not block: it may be called with the array's locks held. NULL: none. */
+	void (*event)(void *ctx, const char *event, const char *member, const char *disc,
+	              const char *message);
 	void *event_ctx;
 	/* A directory this process serves (the mount point, absolute, no
 	 * links): a member added later may not lie inside it, or the daemon
@@ -215,9 +219,14 @@ int array_set_write_mostly(struct raid_array *a, struct member *m, bool on);
 /* A line for the log (state changes, warnings). */
 void array_logf(struct raid_array *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same line, also reported as event (mdadm's name) concerning member
- * (NULL: the array) to the event callback. */
+ * (NULL: the array) to the event callback; its disc is the member's path,
+ * but none for the Rebuild events (mdadm passes none there). */
 void array_eventf(struct raid_array *a, const char *event, const struct member *member,
                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same with disc given. */
+void array_eventf_disc(struct raid_array *a, const char *event, const struct member *member,
+                       const char *disc, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /* Fail the member serving role on purpose (a drill): refused with -EBUSY
  * when the array could not run without it. */
@@ -307,7 +316,10 @@ int array_recovery_begin(struct raid_array *a, int role, struct member *m);
 /* Member bytes below end of role are rebuilt on m. */
 void array_recovery_advance(struct raid_array *a, int role, struct member *m, uint64_t end);
 void array_recovery_checkpoint(struct raid_array *a, int role, struct member *m);
-int array_recovery_finish(struct raid_array *a, int role, struct member *m);
+/* On success *replaced (may be NULL) is the member m took the role from
+ * (a replace), now faulty, or NULL. */
+int array_recovery_finish(struct raid_array *a, int role, struct member *m,
+                          struct member **replaced);
 /* A role missing and a spare (or a half-rebuilt member) present: start
  * recovery. Called when the array starts and when a member fails. */
 void array_recovery_kick(struct raid_array *a);

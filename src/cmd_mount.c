@@ -328,9 +328,9 @@ int cmd_mount(int argc, char **argv)
 		fopts.on_serving_ctx = events;
 		char msg[PATH_MAX + 64];
 		snprintf(msg, sizeof(msg), "array mounted at %s", mount_real);
-		event_program_post(events, "NewArray", NULL, msg);
+		event_program_post(events, "NewArray", NULL, NULL, msg);
 		if (test_event)
-			event_program_post(events, "TestMessage", NULL,
+			event_program_post(events, "TestMessage", NULL, NULL,
 			                   "a test event, asked for with --test");
 	}
 	int assembled = array_assemble(&array, (const char *const *)members, nr_members, &aopts,
@@ -361,7 +361,7 @@ int cmd_mount(int argc, char **argv)
 		char msg[PATH_MAX + 64];
 		snprintf(msg, sizeof(msg), "array at %s stopped%s", mount_real,
 		         stop_rc < 0 ? " (marked dirty: it failed to stop cleanly)" : "");
-		event_program_post(events, "DeviceDisappeared", NULL, msg);
+		event_program_post(events, "DeviceDisappeared", NULL, NULL, msg);
 		event_program_close(events);
 	}
 	return rc == 0 && stop_rc == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;

@@ -34,6 +34,7 @@ extern char **environ;
 struct queued_event {
 	char *name;
 	char *member;            /* NULL: the event concerns the whole array */
+	char *disc;              /* the third argument, or NULL for none */
 	char *message;
 };
 
@@ -58,6 +59,7 @@ static void event_free(struct queued_event *e)
 {
 	free(e->name);
 	free(e->member);
+	free(e->disc);
 	free(e->message);
 	memset(e, 0, sizeof(*e));
 }
@@ -114,17 +116,20 @@ int event_program_open(struct event_program **out, const char *program,
 	return 0;
 }
 
-void event_program_post(void *ctx, const char *event, const char *member, const char *message)
+void event_program_post(void *ctx, const char *event, const char *member, const char *disc,
+                        const char *message)
 {
 	struct event_program *ep = ctx;
 	struct queued_event e = {
 		.name = strdup(event),
 		.member = member ? strdup(member) : NULL,
+		.disc = disc ? strdup(disc) : NULL,
 		.message = strdup(message ? message : ""),
 	};
 
 	pthread_mutex_lock(&ep->lock);
-	if (!e.name || !e.message || (member && !e.member) || ep->count == EVENT_QUEUE_LEN ||
+	if (!e.name || !e.message || (member && !e.member) || (disc && !e.disc) ||
+	    ep->count == EVENT_QUEUE_LEN ||
 	    ep->stopping) {
 		ep->dropped++;
 		event_free(&e);
@@ -216,7 +221,7 @@ static int event_wait(struct event_program *ep, pid_t pid, const char *event)
 
 static void event_run(struct event_program *ep, const struct queued_event *e)
 {
-	char *argv[] = { ep->program, e->name, ep->array_name, e->member, NULL };
+	char *argv[] = { ep->program, e->name, ep->array_name, e->disc, NULL };
 	posix_spawn_file_actions_t actions;
 	char **envp = event_environment(ep, e);
 	pid_t pid;

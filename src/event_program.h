@@ -26,11 +26,12 @@ int event_program_open(struct event_program **out, const char *program,
                        const char *array_name, void (*log)(void *ctx, const char *msg),
                        void *log_ctx, char *err, size_t errlen);
 
-/* Queue one event (the engine's array event callback). member may be
- * NULL; message is the log line that goes with the event, passed in
- * RAIDFUSE_MESSAGE. Never blocks on the program; when the queue is full
- * the event is dropped and counted. */
-void event_program_post(void *ctx, const char *event, const char *member,
+/* Queue one event (the engine's array event callback). member (passed in
+ * RAIDFUSE_MEMBER) and disc (the program's third argument, as mdadm's)
+ * may be NULL; message is the log line that goes with the event, passed
+ * in RAIDFUSE_MESSAGE. Never blocks on the program; when the queue is
+ * full the event is dropped and counted. */
+void event_program_post(void *ctx, const char *event, const char *member, const char *disc,
                         const char *message);
 
 /* Start the thread that runs the queued events (after the daemon forked:

@@ -340,8 +340,9 @@ next_recovery:
 	bool cancelled = s->cancel;
 	pthread_mutex_unlock(&s->lock);
 	if (recover) {
+		struct member *replaced = NULL;
 		if (rc == 0 && !cancelled)
-			rc = array_recovery_finish(a, role, s->recover_target);
+			rc = array_recovery_finish(a, role, s->recover_target, &replaced);
 		else
 			array_recovery_checkpoint(a, role, s->recover_target);
 		/* A target given up (a write or sync to it failed) leaves its
@@ -358,6 +359,11 @@ next_recovery:
 		if (rc == 0 && !cancelled && !given_up)
 			array_eventf(a, "SpareActive", s->recover_target,
 			             "%s is active in role %d", s->recover_target->abs_path, role);
+		/* The member a replace copied is faulty now: md marks it so,
+		 * and mdadm --monitor reports that as Fail. */
+		if (replaced)
+			array_eventf(a, "Fail", replaced, "%s replaced %s, which is now faulty: remove it",
+			             s->recover_target->abs_path, replaced->abs_path);
 		/* The next missing role, if a spare waits for it. */
 		struct member *next = NULL;
 		if ((rc == 0 || given_up) && !cancelled && array_recovery_next(a, &role, &next)) {
@@ -401,11 +407,20 @@ next_recovery:
 	else
 		s->p.action = SYNC_IDLE;
 	pthread_mutex_unlock(&s->lock);
-	if (!recover)
-		array_eventf(a, "RebuildFinished", NULL, "%s %s: %s, mismatch_cnt %llu",
-		             a->ops->name, sync_action_name(ended),
-		           rc < 0 ? sync_result_text(rc) : cancelled ? "interrupted" : "done",
-		           (unsigned long long)ended_mismatch);
+	if (!recover) {
+		/* mdadm --monitor's third argument after a sync that found
+		 * mismatches, word for word: mail scripts quote it. */
+		char mismatches[80] = "";
+		if (ended_mismatch)
+			snprintf(mismatches, sizeof(mismatches),
+			         " mismatches found: %llu (on raid level %d)",
+			         (unsigned long long)ended_mismatch, (int)a->ops->level);
+		array_eventf_disc(a, "RebuildFinished", NULL, mismatches[0] ? mismatches : NULL,
+		                  "%s %s: %s, mismatch_cnt %llu", a->ops->name,
+		                  sync_action_name(ended),
+		                  rc < 0 ? sync_result_text(rc) : cancelled ? "interrupted" : "done",
+		                  (unsigned long long)ended_mismatch);
+	}
 	if (to_recover) {
 		recover = true;
 		repair = false;

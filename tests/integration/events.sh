@@ -7,10 +7,14 @@
 #  * NewArray and TestMessage at mount, DeviceDisappeared at unmount;
 #  * Fail for a member failed by an I/O error and for `raidfuse fail`;
 #  * RebuildStarted, Rebuild20..80, RebuildFinished and SpareActive, in
-#    that order, for a rebuild onto an added member, naming it;
-#  * RebuildFinished of a check carries its mismatch_cnt;
+#    that order, for a rebuild onto an added member, naming it
+#    (RAIDFUSE_MEMBER);
+#  * the Rebuild events have no third argument, as mdadm's; RebuildFinished
+#    of a check that found mismatches has mdadm's " mismatches found: N (on
+#    raid level L)" there;
 #  * DegradedArray for an array started with a member missing, and a
 #    resync after an unclean stop reported as RebuildStarted/Finished;
+#  * a replace that ends: Fail for the member it copied;
 #  * a program that fails is logged; one that hangs delays no I/O and is
 #    killed when the array stops, which still ends promptly.
 . "$(dirname "$0")/lib.sh"
@@ -96,19 +100,23 @@ wait_event "^3 SpareActive\|$MNT\|$WORK/m4\|" 60
 expected="RebuildStarted Rebuild20 Rebuild40 Rebuild60 Rebuild80 RebuildFinished SpareActive "
 [ "$(event_names)" = "$expected" ] || fail "rebuild events: '$(event_names)', expected '$expected'"
 [ "$(grep -c "|$WORK/m4|" "$EVENTS")" = 7 ] || fail "rebuild events do not all name m4: $(cat "$EVENTS")"
-grep -q "^3 RebuildFinished|.*|raid5 recover of role 2: done$" "$EVENTS" ||
+grep -q "^2 RebuildFinished|.*|raid5 recover of role 2: done$" "$EVENTS" ||
 	fail "RebuildFinished message: $(grep RebuildFinished "$EVENTS")"
+# As mdadm: no third argument for the Rebuild events (a script takes one
+# there for mismatches); the member is in RAIDFUSE_MEMBER.
+[ "$(grep -c "^2 Rebuild[A-Za-z0-9]*|$MNT||" "$EVENTS")" = 6 ] ||
+	fail "rebuild events with a third argument: $(grep Rebuild "$EVENTS")"
 cmp <(head -c 24M mnt/volume.img) ref || fail "data after the rebuild"
 log "ok: a rebuild reports RebuildStarted, Rebuild20-80, RebuildFinished, SpareActive, naming m4"
 
 : >"$EVENTS"
 echo "corrupt=1M+64K" >mnt/.raidfuse/dev1/fault
 echo check >mnt/.raidfuse/sync_action
-wait_event "^2 RebuildFinished\|" 60
+wait_event "^3 RebuildFinished\|" 60
 echo clear >mnt/.raidfuse/dev1/fault
 mismatch=$(cat mnt/.raidfuse/mismatch_cnt)
 [ "$mismatch" -gt 0 ] || fail "the corrupted check found no mismatch"
-grep -q "^2 RebuildFinished|$MNT||.*raid5 check: done, mismatch_cnt $mismatch$" "$EVENTS" ||
+grep -q "^3 RebuildFinished|$MNT| mismatches found: $mismatch (on raid level 5)|.*raid5 check: done, mismatch_cnt $mismatch$" "$EVENTS" ||
 	fail "check's RebuildFinished: $(grep RebuildFinished "$EVENTS"), mismatch_cnt $mismatch"
 [ "$(event_names)" = "RebuildStarted Rebuild20 Rebuild40 Rebuild60 Rebuild80 RebuildFinished " ] ||
 	fail "check events: $(event_names)"
@@ -151,6 +159,18 @@ grep -q "^2 RebuildStarted|.*not stopped cleanly: resyncing the [0-9]* of [0-9]*
 	fail "resync RebuildStarted: $(grep RebuildStarted "$EVENTS")"
 cmp <(head -c 24M mnt/volume.img) ref || fail "data after the resync"
 log "ok: DegradedArray at a degraded start; a resync after SIGKILL is RebuildStarted/RebuildFinished"
+
+# A replace that ends makes the copied member faulty: Fail, as md's
+# marking it faulty gives under mdadm --monitor, after SpareActive.
+: >"$EVENTS"
+truncate -s 40M m6
+"$RAIDFUSE" replace mnt "$WORK/m1" "$WORK/m6" >/dev/null || fail "replace m1 with m6"
+wait_event "^3 Fail\|$MNT\|$WORK/m1\|" 60
+[ "$(event_names)" = "RebuildStarted Rebuild20 Rebuild40 Rebuild60 Rebuild80 RebuildFinished SpareActive Fail " ] ||
+	fail "replace events: $(event_names)"
+grep -q "^3 Fail|$MNT|$WORK/m1|Fail|$MNT|$WORK/m1|.*m6 replaced .*m1, which is now faulty" "$EVENTS" ||
+	fail "replace's Fail: $(grep Fail "$EVENTS")"
+log "ok: a replace that ends reports Fail for the member it copied"
 
 # 4. A program that hangs: writes go on, the stop kills it and ends.
 touch hang

@@ -92,15 +92,23 @@ Test(event_program, runs_queued_events_in_order_with_mdadm_arguments)
 
 	cr_assert_eq(event_program_open(&ep, script, "/mnt/raid", capture_log, NULL, err,
 	                                sizeof(err)), 0, "%s", err);
-	event_program_post(ep, "NewArray", NULL, "array mounted");
-	event_program_post(ep, "Fail", "/srv/m1.img", "member failed");
+	event_program_post(ep, "NewArray", NULL, NULL, "array mounted");
+	event_program_post(ep, "Fail", "/srv/m1.img", "/srv/m1.img", "member failed");
 	cr_assert_str_empty(read_out(), "nothing runs before the thread starts");
 	cr_assert_eq(event_program_start(ep), 0);
-	event_program_post(ep, "SpareActive", "/srv/m4.img", "in sync");
+	/* As mdadm: no third argument for a rebuild (the member is in the
+	 * environment), a check's mismatches there when it found some. */
+	event_program_post(ep, "RebuildStarted", "/srv/m4.img", NULL, "recovery started");
+	event_program_post(ep, "RebuildFinished", NULL, " mismatches found: 8 (on raid level 5)",
+	                   "check: done, mismatch_cnt 8");
+	event_program_post(ep, "SpareActive", "/srv/m4.img", "/srv/m4.img", "in sync");
 	event_program_close(ep);
 	cr_assert_str_eq(read_out(),
 	                 "2 NewArray /mnt/raid  NewArray  array mounted\n"
 	                 "3 Fail /mnt/raid /srv/m1.img Fail /srv/m1.img member failed\n"
+	                 "2 RebuildStarted /mnt/raid  RebuildStarted /srv/m4.img recovery started\n"
+	                 "3 RebuildFinished /mnt/raid  mismatches found: 8 (on raid level 5) "
+	                 "RebuildFinished  check: done, mismatch_cnt 8\n"
 	                 "3 SpareActive /mnt/raid /srv/m4.img SpareActive /srv/m4.img in sync\n");
 	cr_assert_str_empty(logged, "a program that succeeds logs nothing: %s", logged);
 }
@@ -114,7 +122,7 @@ Test(event_program, a_full_queue_drops_and_says_how_many)
 	                                sizeof(err)), 0, "%s", err);
 	for (int i = 0; i < 70; i++) {
 		snprintf(name, sizeof(name), "E%d", i);
-		event_program_post(ep, name, NULL, "x");
+		event_program_post(ep, name, NULL, NULL, "x");
 	}
 	cr_assert_eq(event_program_start(ep), 0);
 	event_program_close(ep);
@@ -136,7 +144,7 @@ Test(event_program, never_started_runs_nothing)
 
 	cr_assert_eq(event_program_open(&ep, script, "/mnt/raid", capture_log, NULL, err,
 	                                sizeof(err)), 0, "%s", err);
-	event_program_post(ep, "NewArray", NULL, "array mounted");
+	event_program_post(ep, "NewArray", NULL, NULL, "array mounted");
 	event_program_close(ep); /* a mount that failed after assembly */
 	cr_assert_str_empty(read_out());
 	cr_assert_str_empty(logged, "%s", logged);

@@ -191,12 +191,26 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 		struct member *m = &a->members[i];
 		uint64_t bad_bytes;
 		member_badblocks_count(m, &bad_bytes);
-		textbuf_appendf(&t, "%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"state\":\"%s\","
+		/* role is the one it has or had; slot, as devN/slot, the one it
+		 * serves or is rebuilt for (null for none), and the two flags
+		 * of a replace as devN/state words them. */
+		bool in_role = m->role >= 0 && m->role < a->geo.raid_disks;
+		bool serves = in_role && (m->state == MEMBER_IN_SYNC || m->state == MEMBER_REBUILDING);
+		char slot[16] = "null";
+		if (serves)
+			snprintf(slot, sizeof(slot), "%d", m->role);
+		bool replacement = serves && m->state == MEMBER_REBUILDING && a->slot[m->role] &&
+		                   a->slot[m->role] != m;
+		bool wants_replacement = serves && m->state == MEMBER_IN_SYNC &&
+		                         a->slot[m->role] == m && a->rebuilding[m->role];
+		textbuf_appendf(&t, "%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"slot\":%s,"
+		     "\"state\":\"%s\",\"replacement\":%s,\"want_replacement\":%s,"
 		     "\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64
 		     ",\"read_errors\":%" PRIu64 ",\"write_errors\":%" PRIu64
 		     ",\"write_mostly\":%s,\"bad_block_sectors\":%" PRIu64 "}",
-		     i ? "," : "", i, json_escape(m->abs_path, path, sizeof(path)), m->role,
-		     member_state_name(m->state),
+		     i ? "," : "", i, json_escape(m->abs_path, path, sizeof(path)), m->role, slot,
+		     member_state_name(m->state), replacement ? "true" : "false",
+		     wants_replacement ? "true" : "false",
 		     (uint64_t)atomic_load(&m->bytes_read), (uint64_t)atomic_load(&m->bytes_written),
 		     (uint64_t)atomic_load(&m->read_errors), (uint64_t)atomic_load(&m->write_errors),
 		     atomic_load(&m->write_mostly) ? "true" : "false", bad_bytes / SECTOR_BYTES);

@@ -306,7 +306,8 @@ int cmd_umount(int argc, char **argv)
 	if (daemon_pid <= 0) {
 		cli_error("umount", "the daemon serving %s was gone (killed or crashed): the mount is "
 		          "detached, but the array was not stopped cleanly unless it was idle; the "
-		          "next mount resyncs what its write-intent bitmap marks",
+		          "next mount resyncs it (only the regions its write-intent bitmap marks, "
+		          "if it has one; all of it otherwise)",
 		          mountpoint);
 		return CLI_EXIT_ERROR;
 	}

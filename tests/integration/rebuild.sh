@@ -255,7 +255,16 @@ old_dev=$(dev_of "$dir/mnt" "$dir/m0") && copy_dev=$(dev_of "$dir/mnt" "$dir/cop
 	[ "$(cat "$dir/mnt/.raidfuse/$copy_dev/slot")" = 0 ] ||
 	fail "devN during a replace: m0 $(cat "$dir/mnt/.raidfuse/$old_dev/state"), copy" \
 		"$(cat "$dir/mnt/.raidfuse/$copy_dev/state") in slot $(cat "$dir/mnt/.raidfuse/$copy_dev/slot")"
-grep -q '"degraded":0' <("$RAIDFUSE" status --json "$dir/mnt") || fail "degraded during a replace"
+"$RAIDFUSE" status --json "$dir/mnt" >"$WORK/replace.json"
+grep -q '"degraded":0' "$WORK/replace.json" || fail "degraded during a replace"
+# status.json says what devN says: both in slot 0, the copy a replacement.
+python3 - "$WORK/replace.json" "$old_dev" "$copy_dev" <<'PY' || fail "status.json during a replace: $(cat "$WORK/replace.json")"
+import json, sys
+members = json.load(open(sys.argv[1]))["members"]
+old, copy = members[int(sys.argv[2][3:])], members[int(sys.argv[3][3:])]
+assert old["slot"] == 0 and old["want_replacement"] and not old["replacement"], old
+assert copy["slot"] == 0 and copy["replacement"] and not copy["want_replacement"], copy
+PY
 dd if=/dev/urandom of=late bs=1M count=2 status=none
 dd if=late of="$dir/mnt/volume.img" bs=1M seek=50 conv=notrunc,fsync status=none || fail "write during replace"
 # And one behind the copy: the first rows are copied by now, so this write

@@ -4,7 +4,7 @@
 #   reader), fail a member mid-run, remove it, add a replacement, wait for
 #   the rebuild with progress, run check, and report.
 #
-# Usage: contrib/drill.sh [--level 5] [--members 4] [--chunk 64K]
+# Usage: contrib/drill.sh [--level 5|6|1|10] [--members 4] [--chunk 64K]
 #                         [--size 256M] [--runtime 20] [--dir DIR] [--keep]
 # Needs fio and a built raidfuse (RAIDFUSE=path, default build/raidfuse).
 # Exit status 0 when the drill passes: no verify errors, no I/O errors seen
@@ -25,6 +25,14 @@ while [ $# -gt 0 ]; do
 	*) echo "drill: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
+# A drill fails a member: levels that cannot lose one have nothing to
+# drill, and only striped levels take a chunk size.
+case $level in
+1 | raid1 | 10 | raid10 | 5 | raid5 | 6 | raid6) ;;
+*) echo "drill: level $level cannot lose a member (no redundancy): drill 1, 10, 5 or 6" >&2; exit 2 ;;
+esac
+chunk_opt=(--chunk "$chunk")
+case $level in 1 | raid1) chunk_opt=() chunk=none ;; esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 RAIDFUSE=${RAIDFUSE:-$top/build/raidfuse}
 [ -x "$RAIDFUSE" ] || { echo "drill: no raidfuse at $RAIDFUSE (build it, or set RAIDFUSE)" >&2; exit 2; }
@@ -71,7 +79,7 @@ for f in "${files[@]}" "$dir/replacement.img" "$dir/writer.out" "$dir/reader.out
 	[ ! -e "$f" ] || { echo "drill: $f already exists" >&2; exit 2; }
 done
 made=("${files[@]}" "$dir/replacement.img" "$dir/writer.out" "$dir/reader.out")
-"$RAIDFUSE" create --level "$level" --raid-devices "$members" --chunk "$chunk" --size "$size" \
+"$RAIDFUSE" create --level "$level" --raid-devices "$members" "${chunk_opt[@]}" --size "$size" \
 	"${files[@]}" >/dev/null || exit 1
 # The members' size as created (a bare --size is KiB to raidfuse, as in mdadm).
 member_bytes=$(stat -c %s "${files[0]}")

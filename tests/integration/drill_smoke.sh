@@ -24,13 +24,13 @@ done
 [ "$(cat "$WORK/raid5/notes.txt" 2>&1)" = "the user's" ] || fail "the drill removed a file of the user's in --dir"
 [ -z "$(ls "$WORK/raid5" | grep -v '^notes.txt$')" ] || fail "the drill left files behind: $(ls "$WORK/raid5")"
 [ ! -e "$WORK/raid1" ] || fail "the drill left the --dir it made: $(ls -a "$WORK/raid1")"
-# No failure drill on a level without redundancy: a non-zero exit, and no
-# rebuild time for a rebuild that never ran.
-if RAIDFUSE=$RAIDFUSE bash "$TOP_SRCDIR/contrib/drill.sh" --level 0 --members 2 \
-	--size 16M --runtime 2 >"$WORK/drill0.out" 2>&1; then
-	cat "$WORK/drill0.out"
-	fail "a raid0 drill (nothing to fail) exited 0"
-fi
-grep -q "rebuild time.*none" "$WORK/drill0.out" || { cat "$WORK/drill0.out"; fail "raid0 drill report"; }
-log "ok: the drill keeps the user's files in --dir, removes its own, and fails on raid0"
+# No failure drill on a level without redundancy: refused up front (exit
+# 2, a usage error), saying why, before anything is made.
+rc=0
+RAIDFUSE=$RAIDFUSE bash "$TOP_SRCDIR/contrib/drill.sh" --level 0 --members 2 \
+	--size 16M --runtime 2 --dir "$WORK/raid0" >"$WORK/drill0.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "level 0 cannot lose a member (no redundancy)" "$WORK/drill0.out" ||
+	{ cat "$WORK/drill0.out"; fail "a raid0 drill (nothing to fail) exited $rc"; }
+[ ! -e "$WORK/raid0" ] || fail "the refused raid0 drill made $WORK/raid0"
+log "ok: the drill keeps the user's files in --dir, removes its own, and refuses raid0"
 log "PASS"

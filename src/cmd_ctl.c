@@ -425,8 +425,15 @@ int cmd_wait(int argc, char **argv)
 			double eta = mib_s > 0 ? (double)(total - done) / 2048.0 / mib_s : 0;
 			if (tty) {
 				int filled = (int)(pct / 2.5);
-				printf("\r%s [%-40.*s] %5.1f%% %7.1f MiB/s ETA %4.0f s", action, filled,
-				       "########################################", pct, mib_s, eta);
+				/* No rate yet (the first second): dashes, not a
+				 * rate of 0 and an ETA of 0 s. */
+				char rate_text[24] = "   -- MiB/s", eta_text[24] = "ETA   -- s";
+				if (mib_s > 0) {
+					snprintf(rate_text, sizeof(rate_text), "%7.1f MiB/s", mib_s);
+					snprintf(eta_text, sizeof(eta_text), "ETA %4.0f s", eta);
+				}
+				printf("\r%s [%-40.*s] %5.1f%% %s %s\033[K", action, filled,
+				       "########################################", pct, rate_text, eta_text);
 				fflush(stdout);
 			} else if (now - last_line >= 2.0 && elapsed >= 1.0) {
 				printf("%s: %.1f%% (%" PRIu64 "/%" PRIu64 " sectors), %.1f MiB/s, ETA %.0f s\n",

@@ -249,9 +249,15 @@ for p in "${stripe_pattern_list[@]}"; do
 done
 targets=("${array_list[@]}" "${peer_list[@]}")
 [ $do_fileset = 1 ] || [ $do_iometer = 1 ] || targets=()
+# The estimate counts only the targets this machine can run (a peer whose
+# tools are missing is skipped at its turn, and said so in the report).
+runnable=() left_out=()
+for t in "${targets[@]}"; do
+	if tgt_check "$t" >/dev/null; then runnable+=("$t"); else left_out+=("$t"); fi
+done
 n_fio=0 n_fs=0
-[ $do_iometer = 0 ] || n_fio=$((${#targets[@]} * ${#iometer_jobs[@]}))
-[ $do_fileset = 0 ] || n_fs=$((${#targets[@]} * ${#set_list[@]} * 5))
+[ $do_iometer = 0 ] || n_fio=$((${#runnable[@]} * ${#iometer_jobs[@]}))
+[ $do_fileset = 0 ] || n_fs=$((${#runnable[@]} * ${#set_list[@]} * 5))
 n_stripe=0
 [ $do_stripe = 0 ] || n_stripe=$((${#stripe_array_list[@]} * ${#chunk_list[@]} * ${#stripe_jobs[@]}))
 step_total=$((n_fio + n_fs + n_stripe))
@@ -262,7 +268,7 @@ step_total=$((n_fio + n_fs + n_stripe))
 # down plus its prefill (~400 MB/s); a file-set phase ~0.5 s per set plus
 # the set's bytes at ~200 MB/s, verification ~0.5 s per set plus 3 reads
 # at ~500 MB/s, a remount ~1 s.
-est=$(awk -v nf="$((n_fio + n_stripe))" -v rt="$runtime" -v nt="${#targets[@]}" \
+est=$(awk -v nf="$((n_fio + n_stripe))" -v rt="$runtime" -v nt="${#runnable[@]}" \
 	-v ns="$((${#stripe_array_list[@]} * ${#chunk_list[@]}))" -v reg="$region_bytes" \
 	-v io="$do_iometer" -v fsb="${fileset_bytes:-0}" -v dofs="$do_fileset" -v nsets="${#set_list[@]}" \
 	'BEGIN { s = nf * (rt + 1) + ns * (3 + reg / 400e6) + nt * 3
@@ -294,7 +300,8 @@ fi
 
 vol_bytes=$((region_bytes > fs_need ? region_bytes : fs_need))
 estimate_line="$step_total measurements:"
-[ ${#targets[@]} = 0 ] || estimate_line+=" ${#targets[@]} targets (${targets[*]})"
+[ ${#runnable[@]} = 0 ] || estimate_line+=" ${#runnable[@]} targets (${runnable[*]})"
+[ ${#left_out[@]} = 0 ] || estimate_line+=" (${left_out[*]} left out: not installed here)"
 [ ${#targets[@]} = 0 ] || [ $do_stripe = 0 ] || estimate_line+=","
 [ $do_stripe = 0 ] || estimate_line+=" stripe sweep over ${#stripe_array_list[@]} arrays x ${#chunk_list[@]} chunks"
 estimate_line+="; about $((est / 60 + 1)) min"

@@ -232,7 +232,9 @@ log "ok: a spare took over a failed member at once"
 # replace: copy a member onto a new one while it keeps serving, writes
 # going on; then the new one serves and the old one is refused back.
 rf_mount "$dir/m0" "$dir/new1" "$dir/new2" "$dir/spare" "$dir/mnt"
-echo 20000 >"$dir/mnt/.raidfuse/sync_speed_max"
+# Slow enough (48 MiB in 6 s) that the checks below, the writes during
+# the copy and the one behind it after a second, all see it running.
+echo 8000 >"$dir/mnt/.raidfuse/sync_speed_max"
 truncate -s 48M "$dir/copy"
 "$RAIDFUSE" replace "$dir/mnt" "$dir/m0" "$dir/copy" || fail "replace"
 # The copy starts in the sync thread, a moment after replace returns (as

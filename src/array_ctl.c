@@ -149,6 +149,19 @@ static const char *json_escape(const char *in, char *out, size_t len)
 	return out;
 }
 
+/* Whether m is the copy of a replace (rebuilt for a role another member
+ * still serves) and whether it is the member such a copy replaces, as
+ * md's state words them. Caller holds state_lock. */
+static void member_replace_flags(const struct raid_array *a, const struct member *m,
+                                 bool *replacement, bool *wants_replacement)
+{
+	bool in_role = m->role >= 0 && m->role < a->geo.raid_disks;
+	*replacement = in_role && m->state == MEMBER_REBUILDING && a->slot[m->role] &&
+	               a->slot[m->role] != m;
+	*wants_replacement = in_role && m->state == MEMBER_IN_SYNC && a->slot[m->role] == m &&
+	                     a->rebuilding[m->role];
+}
+
 static int show_status_json(struct raid_array *a, struct member *unused, char *buf, size_t len)
 {
 	struct sync_progress p;
@@ -194,15 +207,13 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 		/* role is the one it has or had; slot, as devN/slot, the one it
 		 * serves or is rebuilt for (null for none), and the two flags
 		 * of a replace as devN/state words them. */
-		bool in_role = m->role >= 0 && m->role < a->geo.raid_disks;
-		bool serves = in_role && (m->state == MEMBER_IN_SYNC || m->state == MEMBER_REBUILDING);
+		bool serves = m->role >= 0 && m->role < a->geo.raid_disks &&
+		              (m->state == MEMBER_IN_SYNC || m->state == MEMBER_REBUILDING);
 		char slot[16] = "null";
 		if (serves)
 			snprintf(slot, sizeof(slot), "%d", m->role);
-		bool replacement = serves && m->state == MEMBER_REBUILDING && a->slot[m->role] &&
-		                   a->slot[m->role] != m;
-		bool wants_replacement = serves && m->state == MEMBER_IN_SYNC &&
-		                         a->slot[m->role] == m && a->rebuilding[m->role];
+		bool replacement, wants_replacement;
+		member_replace_flags(a, m, &replacement, &wants_replacement);
 		textbuf_appendf(&t, "%s{\"dev\":%d,\"path\":\"%s\",\"role\":%d,\"slot\":%s,"
 		     "\"state\":\"%s\",\"replacement\":%s,\"want_replacement\":%s,"
 		     "\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64
@@ -388,12 +399,8 @@ static int show_member_state(struct raid_array *a, struct member *m, char *buf, 
 {
 	pthread_mutex_lock(&a->state_lock);
 	enum member_state state = m->state;
-	int role = m->role;
-	bool in_role = role >= 0 && role < a->geo.raid_disks;
-	bool replacement = state == MEMBER_REBUILDING && in_role && a->slot[role] &&
-	                   a->slot[role] != m;
-	bool wants_replacement = state == MEMBER_IN_SYNC && in_role && a->slot[role] == m &&
-	                         a->rebuilding[role];
+	bool replacement, wants_replacement;
+	member_replace_flags(a, m, &replacement, &wants_replacement);
 	pthread_mutex_unlock(&a->state_lock);
 
 	/* In the order md's state_show writes its words: faulty and in_sync,

@@ -155,6 +155,13 @@ static bool ctl_option_given(int argc, char **argv)
 	return false;
 }
 
+/* A control write refused with EROFS: the mount is read-only. */
+static void ctl_say_read_only(const char *verb, const char *mount)
+{
+	cli_error(verb, "%s is mounted read-only (--readonly or -o ro): its members cannot change",
+	          mount);
+}
+
 static int ctl_member_verb(const char *verb, const char *action, int argc, char **argv)
 {
 	char dev[32], attr[64];
@@ -192,8 +199,7 @@ static int ctl_member_verb(const char *verb, const char *action, int argc, char 
 			          "remove it instead", argv[2], state[0] ? state : "not in the array",
 			          argv[1], attr);
 	} else if (rc == -EROFS)
-		cli_error(verb, "%s is mounted read-only (--readonly or -o ro): its members cannot "
-		          "change", argv[1]);
+		ctl_say_read_only(verb, argv[1]);
 	else if (rc < 0)
 		cli_error(verb, "%s: %s", argv[2], strerror(-rc));
 	return rc < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
@@ -222,8 +228,7 @@ static void ctl_report_refusal(const char *verb, const char *mount, const char *
 	char line[4096];
 	ctl_last_log_line(mount, line, sizeof(line));
 	if (write_rc == -EROFS) {
-		cli_error(verb, "%s is mounted read-only (--readonly or -o ro): its members cannot "
-		          "change", mount);
+		ctl_say_read_only(verb, mount);
 		return;
 	}
 	if (!line[0] || strcmp(line, line_before) == 0) {

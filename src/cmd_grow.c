@@ -184,8 +184,7 @@ int cmd_grow(int argc, char **argv)
 		printf("raidfuse: the %s array has %d roles now (%d before); role %d waits for a "
 		       "member: mount it with --run and add one (raidfuse add), which is rebuilt\n",
 		       level, new_disks, old_disks, old_disks);
-	else if (disks_text && nr_waiting > 1)
-	{
+	else if (disks_text && nr_waiting > 1) {
 		char spares_text[96] = "";
 		if (nr_spares)
 			snprintf(spares_text, sizeof(spares_text), " (its %d spare%s take%s %d of them)",
@@ -194,8 +193,7 @@ int cmd_grow(int argc, char **argv)
 		printf("raidfuse: the %s array has %d roles now (%d before); roles %d to %d wait for "
 		       "members: mount it with --run and add them (raidfuse add), each is rebuilt%s\n",
 		       level, new_disks, old_disks, old_disks, new_disks - 1, spares_text);
-	}
-	else if (disks_text)
+	} else if (disks_text)
 		printf("raidfuse: the %s array has %d roles now (%d before)\n", level, new_disks,
 		       old_disks);
 	else if (size_text)

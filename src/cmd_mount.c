@@ -45,8 +45,8 @@ static void mount_usage(FILE *out)
 	        "                       faster for streaming)\n"
 	        "      --direct-io      the default: bypass the kernel page cache\n"
 	        "      --allow-other    let other users access the mount (needs user_allow_other)\n"
-	        "      --program PROG   run PROG EVENT MOUNTPOINT [MEMBER] for each array event\n"
-	        "                       (mdadm --monitor's names: Fail, RebuildFinished, ...)\n"
+	        "      --program PROG   run PROG EVENT MOUNTPOINT [ARG] for each array event\n"
+	        "                       (mdadm --monitor's names and arguments: Fail, ...)\n"
 	        "      --test           send PROG a TestMessage event at mount\n"
 	        "  -o OPTS              extra FUSE mount options (ro implies --readonly)\n"
 	        "  -d, --debug          trace FUSE requests (implies --foreground)\n",

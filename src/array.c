@@ -306,6 +306,14 @@ bool array_has_redundancy(struct raid_array *a)
 	return false;
 }
 
+const char *array_metadata_name(const struct raid_array *a)
+{
+	static const char *const minors[] = { "1.0", "1.1", "1.2" };
+	if (a->super_090)
+		return "0.90";
+	return a->super_minor >= 0 && a->super_minor <= 2 ? minors[a->super_minor] : "1.?";
+}
+
 int array_missing_count(const struct raid_array *a)
 {
 	int missing = 0;
@@ -1210,8 +1218,8 @@ void array_status_text(struct raid_array *a, char *buf, size_t len)
 			                m->role >= 0 && a->slot[m->role] && a->slot[m->role] != m
 			                        ? "(R)" : "");
 	}
-	textbuf_appendf(&t, "\n      %" PRIu64 " blocks super 1.%d%s%s%s [%d/%d] [",
-	              a->geo.array_bytes / 1024, a->super_minor, chunk,
+	textbuf_appendf(&t, "\n      %" PRIu64 " blocks super %s%s%s%s [%d/%d] [",
+	              a->geo.array_bytes / 1024, array_metadata_name(a), chunk,
 	              layout[0] ? ", layout " : "", layout,
 	              a->geo.raid_disks, a->geo.raid_disks - nr_missing);
 	for (int role = 0; role < a->geo.raid_disks; role++)

@@ -41,6 +41,7 @@ struct raid_array {
 	void *level_priv;
 
 	int super_minor;                         /* metadata 1.x: x (member.h) */
+	bool super_090;                          /* metadata 0.90: mounted read-only */
 	struct member *members;                  /* every member opened */
 	int nr_members;
 	struct member *slot[RAID_MAX_MEMBERS];   /* member serving each role; NULL if gone */
@@ -349,6 +350,8 @@ bool array_has_redundancy(struct raid_array *a);
 
 /* Count of roles without a serving member. */
 int array_missing_count(const struct raid_array *a);
+/* The array's metadata version: "0.90", "1.0", "1.1" or "1.2". */
+const char *array_metadata_name(const struct raid_array *a);
 /* The missing roles as text ("1, 3"; empty when none), into out. */
 void array_missing_text(const struct raid_array *a, char *out, size_t outlen);
 

@@ -158,15 +158,16 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		                   "if that array is no longer wanted",
 		                   path, version);
 	}
-	if (has_super && m->super_minor != a->super_minor) {
-		int minor = m->super_minor;
+	if (has_super && (m->super_minor != a->super_minor || m->super_090 != a->super_090)) {
+		char version_text[8];
+		snprintf(version_text, sizeof(version_text), "%s", member_metadata_name(m));
 		member_close(m);
 		return errmsg_fail(-EBUSY, err, errlen,
-		                   "%s holds an md metadata 1.%d superblock, and this array's members "
-		                   "metadata 1.%d ones: it is no member of this array; wipe it first "
+		                   "%s holds an md metadata %s superblock, and this array's members "
+		                   "metadata %s ones: it is no member of this array; wipe it first "
 		                   "(mdadm --zero-superblock FILE, or wipefs -a FILE) if what it "
 		                   "held is no longer wanted",
-		                   path, minor, a->super_minor);
+		                   path, version_text, array_metadata_name(a));
 	}
 	if (has_super && memcmp(m->sb.set_uuid, a->set_uuid, 16) != 0) {
 		char name[sizeof(m->sb.set_name) + 1];

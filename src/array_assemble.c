@@ -85,11 +85,12 @@ static int assemble_check_shape(const struct member *m, const struct member *fre
                                 size_t errlen)
 {
 	const struct md_super *x = &m->sb, *f = &fresh->sb;
-	if (m->super_minor != fresh->super_minor)
+	if (m->super_minor != fresh->super_minor || m->super_090 != fresh->super_090)
 		return errmsg_fail(-EINVAL, err, errlen,
-		                   "%s holds an md metadata 1.%d superblock, %s a 1.%d one: members "
+		                   "%s holds an md metadata %s superblock, %s a %s one: members "
 		                   "of different arrays",
-		                   m->path, m->super_minor, fresh->path, fresh->super_minor);
+		                   m->path, member_metadata_name(m), fresh->path,
+		                   member_metadata_name(fresh));
 	const char *field = x->level != f->level           ? "level"
 	                    : x->layout != f->layout       ? "layout"
 	                    : x->chunksize != f->chunksize ? "chunksize"
@@ -338,6 +339,18 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 			fresh_member = &a->members[i];
 	fresh = &fresh_member->sb;
 	a->super_minor = fresh_member->super_minor;
+	a->super_090 = fresh_member->super_090;
+	/* raidfuse reads 0.90 but does not write it: every change (the
+	 * clean mark at mount, events, a rebuild) is a superblock write. */
+	if (a->super_090 && !opts->read_only) {
+		rc = errmsg_fail(-EROFS, err, errlen,
+		                 "%s: md metadata 0.90 (the legacy format): raidfuse mounts 0.90 "
+		                 "arrays read-only; pass --readonly (or -o ro). To write to it, "
+		                 "convert it to 1.0 first with the md driver (mdadm --assemble "
+		                 "--update=metadata)",
+		                 fresh_member->path);
+		goto fail;
+	}
 	for (int i = 0; i < a->nr_members; i++) {
 		assemble_settle_grow(a, &a->members[i], fresh_member);
 		rc = assemble_check_features(&a->members[i], err, errlen);

@@ -346,7 +346,11 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 		return errmsg_fail(rc, err, errlen, "%s: bad write-intent bitmap: %s", fresh->path,
 		                   why);
 	}
-	if (memcmp(b->sb.uuid, fresh->sb.set_uuid, 16) != 0) {
+	uint8_t array_uuid[16];
+	memcpy(array_uuid, fresh->sb.set_uuid, sizeof(array_uuid));
+	if (fresh->super_090)
+		md_super090_bitmap_uuid(fresh->sb.set_uuid, array_uuid);
+	if (memcmp(b->sb.uuid, array_uuid, 16) != 0) {
 		bitmap_free(b);
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: the write-intent bitmap belongs to another array",

@@ -136,7 +136,8 @@ int cmd_create(int argc, char **argv)
 				cli_error("create", "--metadata '%s': raidfuse writes md metadata 1.0, "
 				          "1.1 or 1.2%s", optarg,
 				          strncmp(optarg, "0.9", 3) == 0 || strcmp(optarg, "0") == 0
-				                  ? " (not 0.90, md's legacy format)" : "");
+				                  ? " (0.90, md's legacy format, is read by mount "
+				                    "--readonly but not written)" : "");
 				return CLI_EXIT_USAGE;
 			}
 			break;

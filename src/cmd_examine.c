@@ -40,11 +40,15 @@ static void examine_member(struct member *m)
 
 	printf("%s:\n", m->path);
 	printf("%15s : %08x\n", "Magic", MD_SB_MAGIC);
-	printf("%15s : 1.%d\n", "Version", m->super_minor);
-	printf("%15s : 0x%x\n", "Feature Map", sb->feature_map);
+	printf("%15s : %s\n", "Version", m->super_090 ? "0.90.00" : member_metadata_name(m));
+	/* 0.90 has no feature map, name or device UUID; mdadm calls its
+	 * array UUID "UUID". */
+	if (!m->super_090)
+		printf("%15s : 0x%x\n", "Feature Map", sb->feature_map);
 	md_uuid_format(sb->set_uuid, uuid);
-	printf("%15s : %s\n", "Array UUID", uuid);
-	printf("%15s : %s\n", "Name", sb->set_name);
+	printf("%15s : %s\n", m->super_090 ? "UUID" : "Array UUID", uuid);
+	if (!m->super_090)
+		printf("%15s : %s\n", "Name", sb->set_name);
 	examine_time("Creation Time", sb->ctime);
 	printf("%15s : %s\n", "Raid Level", md_level_name(sb->level) ? md_level_name(sb->level)
 	                                                              : "unknown");
@@ -66,8 +70,10 @@ static void examine_member(struct member *m)
 	if (sb->feature_map & MD_FEATURE_RECOVERY_OFFSET)
 		printf("%15s : %" PRIu64 " sectors\n", "Recovery Offset", sb->recovery_offset);
 	printf("%15s : %s\n", "State", sb->resync_offset == MD_RESYNC_NONE ? "clean" : "active");
-	md_uuid_format(sb->device_uuid, uuid);
-	printf("%15s : %s\n", "Device UUID", uuid);
+	if (!m->super_090) {
+		md_uuid_format(sb->device_uuid, uuid);
+		printf("%15s : %s\n", "Device UUID", uuid);
+	}
 	if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)
 		printf("%15s : %d sectors from superblock\n", "Internal Bitmap", sb->bitmap_offset);
 	if (sb->bblog_size)

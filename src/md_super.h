@@ -133,6 +133,25 @@ const char *md_layout_name(int32_t level, uint32_t layout, char *out, size_t out
  * "n2", "f2", "o2", or a number). 0 or -EINVAL. */
 int md_layout_parse(int32_t level, const char *text, uint32_t *layout);
 
+/* Metadata 0.90 (md_super090.c): 4 KiB of host-order words at the last
+ * 64 KiB-aligned 64 KiB of a member (member_super090_offset_sectors). */
+#define MD_SB090_BYTES 4096u
+#define MD_SB090_DISKS 27u      /* MD_SB_DISKS: device descriptors */
+/* md's checksum of a raw 0.90 superblock (its checksum word as zero). */
+uint32_t md_super090_csum(const uint8_t raw[MD_SB090_BYTES]);
+/* Decode a little-endian 0.90 superblock found at super_offset_sectors
+ * into sb, as md's super_90_load/validate read it: data from sector 0 up
+ * to the superblock, roles from the 27 device descriptors (max_dev 27),
+ * set_uuid as mdadm prints it, bitmap (if any) 8 sectors after the
+ * superblock. Returns 0, -EINVAL (not 0.90, or a corrupt field),
+ * -EBADMSG (checksum), or -EOPNOTSUPP (big-endian, or 0.91: a reshape in
+ * progress), with err saying which. */
+int md_super090_decode(const uint8_t raw[MD_SB090_BYTES], uint64_t super_offset_sectors,
+                       struct md_super *sb, char *err, size_t errlen);
+/* The uuid md writes into a 0.90 array's bitmap superblock, from set_uuid
+ * as md_super090_decode gives it. */
+void md_super090_bitmap_uuid(const uint8_t set_uuid[16], uint8_t out[16]);
+
 /* md write-intent bitmap superblock (bitmap_super_t, 256 bytes). */
 #define MD_BITMAP_MAGIC 0x6d746962u     /* "bitm" */
 #define MD_BITMAP_SB_BYTES 256u

@@ -834,6 +834,61 @@ static int member_super1_try(struct member *m, int super_minor, char *why, size_
 	return md_super_decode(raw, want, &m->sb, why, whylen);
 }
 
+/* Decode a metadata 0.90 superblock into m->sb: 0, -ENOENT when its
+ * magic is not where 0.90 keeps it, or the decoder's -errno with why set. */
+static int member_super090_try(struct member *m, char *why, size_t whylen)
+{
+	uint8_t raw[MD_SB090_BYTES];
+	uint64_t at = member_super090_offset_sectors(m->file_bytes / 512u);
+
+	if (at == UINT64_MAX)
+		return -ENOENT;
+	int rc = member_pread_abs(m, raw, sizeof(raw), at * 512u);
+	if (rc < 0) {
+		snprintf(why, whylen, "cannot read it: %s", strerror(-rc));
+		return rc;
+	}
+	if (!md_super_head_is(raw, 0))
+		return -ENOENT;
+	/* 0.90 records no offset: on a whole disk whose last partition ends
+	 * at the disk's end, the partition's superblock also sits where the
+	 * disk's would, and taking the disk for the member would read its
+	 * partition table as array data. A whole-disk member's own
+	 * partitions (the array's contents) end before its superblock. */
+	if (m->partition == 0) {
+		struct partition_table *table = malloc(sizeof(*table));
+		if (!table)
+			return -ENOMEM;
+		unsigned holder = 0;
+		if (member_partition_table_read(m, m->path, table, NULL, 0) == 0) {
+			for (unsigned i = 0; i < table->nr && !holder; i++) {
+				const struct partition *part = &table->parts[i];
+				uint64_t own = member_super090_offset_sectors(part->len_bytes / 512u);
+				if (own != UINT64_MAX && part->start_bytes + own * 512u == at * 512u)
+					holder = part->number;
+			}
+		}
+		free(table);
+		if (holder) {
+			snprintf(why, whylen,
+			         "the md metadata 0.90 superblock at sector %" PRIu64 " is partition "
+			         "%u's (0.90 cannot tell a whole disk from its last partition): name "
+			         "the member %s@%u",
+			         at, holder, m->path, holder);
+			return -ENOTUNIQ;
+		}
+	}
+	return md_super090_decode(raw, at, &m->sb, why, whylen);
+}
+
+const char *member_metadata_name(const struct member *m)
+{
+	static const char *const minors[] = { "1.0", "1.1", "1.2" };
+	if (m->super_090)
+		return "0.90";
+	return m->super_minor >= 0 && m->super_minor <= 2 ? minors[m->super_minor] : "1.?";
+}
+
 int member_super_load(struct member *m, char *err, size_t errlen)
 {
 	char why[200];
@@ -847,6 +902,7 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 	 * The reason 1.2 failed is the one reported when none is found. */
 	rc = member_super1_try(m, 2, why, sizeof(why));
 	m->super_minor = 2;
+	m->super_090 = false;
 	if (rc < 0) {
 		static const int other_minors[] = { 1, 0 };
 		for (size_t i = 0; i < sizeof(other_minors) / sizeof(other_minors[0]); i++) {
@@ -867,12 +923,30 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 				                   other_why);
 		}
 	}
+	/* Last, the legacy 0.90 (mdadm's default before 3.0): old servers'
+	 * arrays and NAS system partitions. */
+	if (rc < 0) {
+		char why090[200];
+		int rc090 = member_super090_try(m, why090, sizeof(why090));
+		if (rc090 == 0) {
+			rc = 0;
+			m->super_090 = true;
+		} else if (rc090 == -ENOTUNIQ) {
+			return errmsg_fail(-EINVAL, err, errlen, "%s: %s", m->path, why090);
+		} else if (rc090 != -ENOENT) {
+			return errmsg_fail(rc090, err, errlen,
+			                   "%s: the md metadata 0.90 superblock at sector %" PRIu64
+			                   "%s: %s",
+			                   m->path, member_super090_offset_sectors(m->file_bytes / 512u),
+			                   rc090 == -EOPNOTSUPP ? "" : " is not valid", why090);
+		}
+	}
 	if (rc < 0) {
 		const char *version;
 		if (err && member_other_md_super(m, &version))
 			return errmsg_fail(rc, err, errlen,
-			                   "%s: holds an md metadata %s superblock; raidfuse reads "
-			                   "metadata 1.0, 1.1 and 1.2",
+			                   "%s: holds an md metadata %s superblock that cannot be read; "
+			                   "raidfuse reads metadata 0.90, 1.0, 1.1 and 1.2",
 			                   m->path, version);
 		char hint[512] = "";
 		if (err)
@@ -882,7 +956,10 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 		                   "of 1.1 at sector 0 or of 1.0 near the end either)%s",
 		                   m->path, why, hint);
 	}
-	uint64_t want_offset = member_super1_offset_sectors(m->super_minor, m->file_bytes / 512u);
+	uint64_t want_offset = m->super_090
+	                               ? member_super090_offset_sectors(m->file_bytes / 512u)
+	                               : member_super1_offset_sectors(m->super_minor,
+	                                                              m->file_bytes / 512u);
 	if (m->sb.super_offset != want_offset)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "%s: super_offset is %llu sectors (expected %llu for metadata 1.%d)",
@@ -938,6 +1015,10 @@ int member_super_store(struct member *m)
 	/* Write whole 512-byte sectors, as md does, so block devices with
 	 * O_DIRECT-like constraints and md's own reader agree on the bytes. */
 	size_t sector_len = (len + 511u) & ~(size_t)511u;
+	/* Metadata 0.90 is read, never written: its arrays mount read-only
+	 * (array_assemble), so nothing should get here. */
+	if (m->super_090)
+		return -EROFS;
 	if (m->fault && m->fault->super_error)
 		return -EIO;
 	return member_pwrite_abs(m, raw, sector_len, m->sb.super_offset * 512u);

@@ -53,6 +53,8 @@ struct member {
 	/* Metadata 1.x: 0 (superblock near the end), 1 (at the start) or 2
 	 * (at 4 KiB): where md looks for it, which it does not record. */
 	int super_minor;
+	/* Metadata 0.90 (md_super090.c), decoded into sb; read-only. */
+	bool super_090;
 	uint64_t data_offset_bytes;  /* sb.data_offset in bytes */
 
 	struct member_fault *fault;  /* injected faults (drills), or NULL */
@@ -103,8 +105,9 @@ void member_unclaim(struct member *m);
  * makes this fail with -EBUSY, described in err. */
 int member_claim(struct member *m, bool exclusive, char *err, size_t errlen);
 
-/* Read and decode the md 1.x superblock into m->sb: metadata 1.2 at 4 KiB,
- * else 1.1 at the start or 1.0 near the end (super_minor says which); sets
+/* Read and decode the md superblock into m->sb: metadata 1.2 at 4 KiB,
+ * else 1.1 at the start or 1.0 near the end (super_minor says which),
+ * else 0.90 in the last 64 KiB (super_090, read-only); sets
  * data_offset_bytes. Returns 0 or -errno with err naming the member and
  * the field that is wrong. Checks that the member is long enough for its
  * data area (data_offset + data_size), which must not overlap the
@@ -112,6 +115,9 @@ int member_claim(struct member *m, bool exclusive, char *err, size_t errlen);
  * so a corrupt log still leaves the superblock to say whose member this
  * is. */
 int member_super_load(struct member *m, char *err, size_t errlen);
+
+/* The metadata version m's superblock has: "0.90", "1.0", "1.1", "1.2". */
+const char *member_metadata_name(const struct member *m);
 
 /* Where md's 1.x superblock of minor version super_minor sits on a member
  * of file_sectors sectors (md's super_1_load); UINT64_MAX if too small. */

@@ -1,0 +1,236 @@
+#!/bin/bash
+# md_090.sh - arrays of md metadata 0.90, the legacy format (superblock in
+# the last 64 KiB of each member, data from sector 0), made by the real md
+# driver (tests/data/md090):
+#  1. examine says 0.90.00 and the UUID, events and level mdadm --examine
+#     gives; a read-write mount is refused with a message naming 0.90 and
+#     --readonly; a read-only mount reads md's size and sha256, also
+#     degraded (one member left out, two for raid6, --run); status says
+#     super 0.90; verify finds 0 mismatches; no member changes;
+#  2. grow is refused and changes nothing;
+#  3. a member in a disk image's last partition: the whole disk is refused
+#     (its superblock is the partition's) and names FILE@N, which mounts;
+#  4. superblocks patched as md would find them: not clean (a degraded
+#     raid5 then needs --force, as md's rule has it), one member an event
+#     behind (in sync, md's margin), a wrong checksum, a big-endian one, a
+#     0.91 one (reshape in progress): each refusal names what is wrong.
+. "$(dirname "$0")/lib.sh"
+require_fuse
+require_cmd mdadm gzip sha256sum python3
+
+DATA=$TOP_SRCDIR/tests/data/md090
+[ -f "$DATA/manifest.txt" ] || fail "no $DATA/manifest.txt"
+cd "$WORK"
+mkdir -p mnt
+field() { sed -n "s/^$1 $2=//p" "$DATA/manifest.txt"; }
+sha_of_volume() { sha256sum <mnt/volume.img | cut -d' ' -f1; }
+
+unpack() {
+	rm -rf "$1" && mkdir -p "$1"
+	for gz in "$DATA/$1".m*.img.gz; do
+		gzip -dc "$gz" >"$1/$(basename "$gz" .gz)" || fail "unpack $gz"
+	done
+}
+
+# patch090 FILE EXPR: apply a python expression to the 0.90 superblock's
+# words (list w, little-endian u32), then set its checksum as md computes
+# it unless the expression set keep_csum.
+patch090() {
+	python3 - "$1" "$2" <<'PY' || fail "patch $1"
+import struct, sys
+path, expr = sys.argv[1], sys.argv[2]
+with open(path, 'r+b') as f:
+    f.seek(0, 2)
+    sectors = f.tell() // 512
+    at = ((sectors & ~127) - 128) * 512
+    f.seek(at)
+    w = list(struct.unpack('<1024I', f.read(4096)))
+    env = {'w': w, 'keep_csum': False, 'struct': struct}
+    exec(expr, env)
+    w = env['w']
+    if not env['keep_csum']:
+        w[38] = 0
+        s = sum(w)
+        w[38] = ((s & 0xffffffff) + (s >> 32)) & 0xffffffff
+    raw = struct.pack('<1024I', *w)
+    if env.get('big_endian'):
+        raw = struct.pack('>1024I', *w)
+    f.seek(at)
+    f.write(raw)
+PY
+}
+
+# --- 1. every array as md made it ------------------------------------------
+for a in r1-090 r5-090 r6-090 r10-090 lin-090; do
+	unpack "$a"
+	members=("$a"/*.img)
+	before=$(sha256sum "${members[@]}")
+	"$RAIDFUSE" examine "${members[0]}" >ex.out || fail "$a: examine: $(cat ex.out)"
+	grep -q "Version : 0.90.00\$" ex.out || fail "$a: examine does not say 0.90.00: $(cat ex.out)"
+	mdadm --examine "${members[0]}" >md.out 2>&1 || fail "$a: mdadm --examine: $(cat md.out)"
+	for f in UUID Events "Raid Level" "Raid Devices"; do
+		want=$(sed -n "s/^ *$f : \([^ ]*\).*/\1/p" md.out)
+		got=$(sed -n "s/^ *$f : \([^ ]*\).*/\1/p" ex.out)
+		[ -n "$want" ] && [ "$want" = "$got" ] || fail "$a: $f: mdadm says '$want', raidfuse examine '$got'"
+	done
+	[ "$(sed -n 's/^ *UUID : //p' ex.out)" = "$(field "$a" uuid)" ] ||
+		fail "$a: examine's UUID is not md's $(field "$a" uuid): $(cat ex.out)"
+	if [ "$(field "$a" bitmap)" != none ]; then
+		grep -q "Internal Bitmap : 8 sectors" ex.out || fail "$a: examine finds no bitmap: $(cat ex.out)"
+	fi
+
+	rc=0
+	"$RAIDFUSE" mount "${members[@]}" mnt >rw.out 2>&1 || rc=$?
+	[ "$rc" != 0 ] && grep -q "metadata 0.90" rw.out && grep -q -- "--readonly" rw.out ||
+		fail "$a: a read-write mount: exit $rc, $(cat rw.out)"
+	mountpoint -q mnt && fail "$a: the refused mount is mounted"
+
+	rf_mount --readonly "${members[@]}" mnt
+	[ "$(stat -c %s mnt/volume.img)" = "$(field "$a" array_size)" ] ||
+		fail "$a: volume.img is $(stat -c %s mnt/volume.img) bytes, md's array $(field "$a" array_size)"
+	[ "$(sha_of_volume)" = "$(field "$a" sha256_md0)" ] || fail "$a: volume.img reads other bytes than md's array"
+	"$RAIDFUSE" status mnt >st.out
+	grep -q "super 0.90" st.out && grep -q "read-only" st.out || fail "$a: status: $(cat st.out)"
+	grep -q "uuid: $(field "$a" uuid)" st.out || fail "$a: status does not give md's UUID: $(cat st.out)"
+	rf_umount mnt
+
+	case $a in
+	lin-090) left_out=() ;;
+	r6-090) left_out=(1 2) ;;
+	r10-090) left_out=(0 3) ;; # one copy of each of the two pairs
+	*) left_out=(1) ;;
+	esac
+	if [ ${#left_out[@]} -gt 0 ]; then
+		degraded=()
+		for i in "${!members[@]}"; do
+			[[ " ${left_out[*]} " == *" $i "* ]] || degraded+=("${members[$i]}")
+		done
+		rf_mount --readonly --run "${degraded[@]}" mnt
+		[ "$(sha_of_volume)" = "$(field "$a" sha256_md0)" ] ||
+			fail "$a: degraded (members ${left_out[*]} left out), volume.img reads other bytes than md's array"
+		grep -q "degraded" mnt/.raidfuse/status || fail "$a: status does not say degraded: $(cat mnt/.raidfuse/status)"
+		rf_umount mnt
+	fi
+	case $a in r5-090 | r6-090 | r1-090 | r10-090)
+		"$RAIDFUSE" verify "${members[@]}" >verify.out 2>&1 && grep -q "mismatch_cnt: 0" verify.out ||
+			fail "$a: verify: $(cat verify.out)"
+		;;
+	esac
+	[ "$(sha256sum "${members[@]}")" = "$before" ] || fail "$a: a member changed"
+	log "ok: $a: examine as mdadm, read-write refused, read-only and degraded mounts read as md does"
+done
+
+# --- 2. grow writes superblocks: refused ------------------------------------
+before=$(sha256sum r1-090/*.img)
+rc=0
+"$RAIDFUSE" grow --size 2M r1-090/*.img >grow.out 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "metadata 0.90" grow.out || fail "grow of a 0.90 array: exit $rc, $(cat grow.out)"
+[ "$(sha256sum r1-090/*.img)" = "$before" ] || fail "a refused grow changed a member"
+log "ok: grow refused"
+
+# --- 3. a member in a disk's last partition ----------------------------------
+# 0.90 records no offset, so the superblock of a partition that ends at the
+# disk's end is also where the whole disk's would be: the whole disk is
+# refused with the FILE@N to name instead (as NAS disks hold their system
+# mirror), which then mounts.
+if command -v sfdisk >/dev/null; then
+	unpack r1-090
+	truncate -s 5M disk.img
+	echo 'start=2048, type=fd' | sfdisk -q disk.img >sfdisk.out 2>&1 || fail "sfdisk: $(cat sfdisk.out)"
+	dd if=r1-090/r1-090.m0.img of=disk.img bs=1M seek=1 conv=notrunc status=none
+	before=$(sha256sum disk.img)
+	rc=0
+	"$RAIDFUSE" examine disk.img >part.out 2>&1 || rc=$?
+	[ "$rc" != 0 ] && grep -q "is partition 1's" part.out && grep -q "disk.img@1" part.out ||
+		fail "examine of a whole disk whose partition holds a 0.90 member: exit $rc, $(cat part.out)"
+	rc=0
+	"$RAIDFUSE" mount --readonly --run disk.img mnt >part.out 2>&1 || rc=$?
+	[ "$rc" != 0 ] && grep -q "disk.img@1" part.out || fail "mount of the whole disk: exit $rc, $(cat part.out)"
+	"$RAIDFUSE" examine disk.img@1 >part.out 2>&1 && grep -q "Version : 0.90.00" part.out ||
+		fail "examine disk.img@1: $(cat part.out)"
+	rf_mount --readonly disk.img@1 r1-090/r1-090.m1.img mnt
+	[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "disk.img@1 with its mirror reads other bytes"
+	rf_umount mnt
+	[ "$(sha256sum disk.img)" = "$before" ] || fail "the disk image changed"
+	log "ok: a 0.90 member in a disk's last partition: the whole disk refused, FILE@1 mounts"
+else
+	log "sfdisk not installed: the partition case is left out"
+fi
+
+# --- 4. superblocks as md would find them after other histories -------------
+# Not clean (word 33 bit 0 off, checkpoint events unequal): md resyncs it
+# from the start; degraded, parity cannot be trusted (md's rule).
+unpack r5-090
+for m in r5-090/*.img; do patch090 "$m" 'w[33] &= ~1; w[41] = 0; w[42] = 0'; done
+mdadm --examine r5-090/r5-090.m0.img | grep -q "State : active" || fail "the patched superblock is not active to mdadm"
+before=$(sha256sum r5-090/*.img)
+rc=0
+"$RAIDFUSE" mount --readonly --run r5-090/r5-090.m0.img r5-090/r5-090.m2.img mnt >dirty.out 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "dirty" dirty.out && grep -q -- "--force" dirty.out ||
+	fail "a dirty degraded 0.90 raid5: exit $rc, $(cat dirty.out)"
+rf_mount --readonly --run --force r5-090/r5-090.m0.img r5-090/r5-090.m2.img mnt
+[ "$(sha_of_volume)" = "$(field r5-090 sha256_md0)" ] || fail "dirty degraded raid5 with --force reads other bytes"
+rf_umount mnt
+rf_mount --readonly r5-090/*.img mnt
+[ "$(sha_of_volume)" = "$(field r5-090 sha256_md0)" ] || fail "dirty raid5 reads other bytes"
+rf_umount mnt
+[ "$(sha256sum r5-090/*.img)" = "$before" ] || fail "a read-only mount of a dirty array changed a member"
+log "ok: a dirty 0.90 raid5: degraded needs --force, whole reads as md's"
+
+# One member an event behind the others: md (and mdadm) take it as in sync.
+unpack r5-090
+for m in r5-090/r5-090.m0.img r5-090/r5-090.m1.img; do patch090 "$m" 'w[39] += 1'; done
+rf_mount --readonly r5-090/*.img mnt
+grep -q "\[UUU\]" mnt/.raidfuse/status || fail "a member one event behind is left out: $(cat mnt/.raidfuse/status)"
+rf_umount mnt
+unpack r5-090
+for m in r5-090/r5-090.m0.img r5-090/r5-090.m1.img; do patch090 "$m" 'w[39] += 2'; done
+rf_mount --readonly --run r5-090/*.img mnt
+grep -q "\[UU_\]" mnt/.raidfuse/status || fail "a member two events behind serves: $(cat mnt/.raidfuse/status)"
+[ "$(sha_of_volume)" = "$(field r5-090 sha256_md0)" ] || fail "raid5 without its stale member reads other bytes"
+rf_umount mnt
+log "ok: events: one behind is in sync, two behind is stale"
+
+# Damaged or foreign superblocks: refused by name, nothing written.
+expect_refusal() { # WHAT PATTERN
+	local rc=0
+	before=$(sha256sum r5-090/*.img)
+	"$RAIDFUSE" examine r5-090/r5-090.m1.img >ref.out 2>&1 || rc=$?
+	[ "$rc" != 0 ] && grep -q "$2" ref.out || fail "examine of $1: exit $rc, $(cat ref.out)"
+	rc=0
+	"$RAIDFUSE" mount --readonly r5-090/*.img mnt >ref.out 2>&1 || rc=$?
+	[ "$rc" != 0 ] && grep -q "$2" ref.out || fail "mount of $1: exit $rc, $(cat ref.out)"
+	[ "$(sha256sum r5-090/*.img)" = "$before" ] || fail "the refusal of $1 changed a member"
+	log "ok: $1 refused: $(head -n1 ref.out)"
+}
+unpack r5-090
+patch090 r5-090/r5-090.m1.img 'w[6] ^= 1; keep_csum = True'
+expect_refusal "a wrong checksum" "0.90 superblock at sector 8064 is not valid: checksum"
+unpack r5-090
+patch090 r5-090/r5-090.m1.img 'big_endian = True'
+expect_refusal "a big-endian superblock" "big-endian"
+unpack r5-090
+patch090 r5-090/r5-090.m1.img 'w[2] = 91'
+expect_refusal "a 0.91 superblock" "reshape is in progress"
+
+# The new paths of the CLI under valgrind: examine of a 0.90 member, of a
+# whole disk whose partition holds one, a damaged one, and the refused
+# read-write mount.
+if command -v valgrind >/dev/null; then
+	unpack r6-090
+	patch090 r5-090/r5-090.m1.img 'w[6] ^= 1; keep_csum = True'
+	vg_args=("examine r6-090/r6-090.m0.img" "examine r5-090/r5-090.m1.img"
+		"mount r6-090/r6-090.m0.img r6-090/r6-090.m1.img r6-090/r6-090.m2.img r6-090/r6-090.m3.img mnt")
+	[ -f disk.img ] && vg_args+=("examine disk.img")
+	for args in "${vg_args[@]}"; do
+		rc=0
+		# shellcheck disable=SC2086
+		valgrind -q --leak-check=full --errors-for-leak-kinds=all --error-exitcode=99 \
+			"$RAIDFUSE" $args >vg.out 2>&1 || rc=$?
+		[ "$rc" != 99 ] || fail "valgrind: raidfuse $args: $(cat vg.out)"
+	done
+	log "ok: examine and the refused mount clean under valgrind"
+else
+	log "NOT RUN: the 0.90 paths under valgrind (no valgrind)"
+fi
+log "ok: all"

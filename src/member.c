@@ -758,15 +758,18 @@ static void member_partition_hint(struct member *m, char *hint, size_t len)
 		for (unsigned i = 0; i < table->nr && used < len; i++) {
 			const struct partition *part = &table->parts[i];
 			bool holds_md = false;
-			for (int minor = 0; minor <= 2 && !holds_md; minor++) {
+			/* 1.0, 1.1, 1.2, then 0.90 (a NAS's system mirror). */
+			for (int version = 0; version <= 3 && !holds_md; version++) {
 				uint8_t head[8];
-				uint64_t at = member_super1_offset_sectors(minor, part->len_bytes / 512u);
+				uint64_t sectors = part->len_bytes / 512u;
+				uint64_t at = version == 3 ? member_super090_offset_sectors(sectors)
+				                           : member_super1_offset_sectors(version, sectors);
 				holds_md = at != UINT64_MAX &&
 				           (at + 1) * 512u <= part->len_bytes &&
 				           pread(m->fd, head, sizeof(head),
 				                 (off_t)(part->start_bytes + at * 512u)) ==
 				                   (ssize_t)sizeof(head) &&
-				           md_super_head_is(head, 1);
+				           md_super_head_is(head, version == 3 ? 0 : 1);
 			}
 			if (!holds_md)
 				continue;

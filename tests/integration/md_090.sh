@@ -152,7 +152,20 @@ if command -v sfdisk >/dev/null; then
 	[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "disk.img@1 with its mirror reads other bytes"
 	rf_umount mnt
 	[ "$(sha256sum disk.img)" = "$before" ] || fail "the disk image changed"
-	log "ok: a 0.90 member in a disk's last partition: the whole disk refused, FILE@1 mounts"
+	# A partition that is not the last (a NAS's system mirror is its
+	# first): the whole disk has no superblock, and the error names FILE@1.
+	truncate -s 9M disk2.img
+	printf 'start=2048, size=8192, type=fd\nstart=10240, type=83\n' | sfdisk -q disk2.img >sfdisk.out 2>&1 ||
+		fail "sfdisk: $(cat sfdisk.out)"
+	dd if=r1-090/r1-090.m1.img of=disk2.img bs=1M seek=1 conv=notrunc status=none
+	rc=0
+	"$RAIDFUSE" examine disk2.img >part.out 2>&1 || rc=$?
+	[ "$rc" != 0 ] && grep -q "name them disk2.img@1" part.out ||
+		fail "examine of a disk whose first partition holds a 0.90 member: exit $rc, $(cat part.out)"
+	rf_mount --readonly disk.img@1 disk2.img@1 mnt
+	[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "disk.img@1 and disk2.img@1 read other bytes"
+	rf_umount mnt
+	log "ok: a 0.90 member in a disk's last partition: the whole disk refused, FILE@1 mounts; in a first partition, named"
 else
 	log "sfdisk not installed: the partition case is left out"
 fi

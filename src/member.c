@@ -956,7 +956,8 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 			member_partition_hint(m, hint, sizeof(hint));
 		return errmsg_fail(rc, err, errlen,
 		                   "%s: no valid md superblock (metadata 1.2 at 4 KiB: %s; none "
-		                   "of 1.1 at sector 0 or of 1.0 near the end either)%s",
+		                   "of 1.1 at sector 0, of 1.0 near the end or of 0.90 in the last "
+		                   "64 KiB either)%s",
 		                   m->path, why, hint);
 	}
 	uint64_t want_offset = m->super_090

@@ -344,10 +344,12 @@ int array_assemble(struct raid_array **out, const char *const *paths, int nr_pat
 	 * clean mark at mount, events, a rebuild) is a superblock write. */
 	if (a->super_090 && !opts->read_only) {
 		rc = errmsg_fail(-EROFS, err, errlen,
-		                 "%s: md metadata 0.90 (the legacy format): raidfuse mounts 0.90 "
-		                 "arrays read-only; pass --readonly (or -o ro). To write to it, "
-		                 "convert it to 1.0 first with the md driver (mdadm --assemble "
-		                 "--update=metadata)",
+		                 "%s: md metadata 0.90 (the legacy format), which raidfuse reads "
+		                 "but does not write: mount it with --readonly (or -o ro) to read "
+		                 "it or copy its data out. To write to it, convert it to 1.0 with "
+		                 "the md driver first (mdadm --assemble --update=metadata, on a "
+		                 "clean array without a write-intent bitmap: mdadm --grow "
+		                 "--bitmap=none before)",
 		                 fresh_member->path);
 		goto fail;
 	}

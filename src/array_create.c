@@ -321,9 +321,9 @@ static int create_check_members(struct member *members, const bool *to_create, i
 			char uuid[36];
 			md_uuid_format(m->sb.set_uuid, uuid);
 			return errmsg_fail(-EEXIST, err, errlen,
-			                   "%s already holds an md metadata 1.%d superblock (array %s); "
+			                   "%s already holds an md metadata %s superblock (array %s); "
 			                   "pass --force to overwrite it",
-			                   m->path, m->super_minor, uuid);
+			                   m->path, member_metadata_name(m), uuid);
 		}
 		const char *version;
 		if (!to_create[i] && !opts->force && member_other_md_super(m, &version))

@@ -177,13 +177,15 @@ static int show_status_json(struct raid_array *a, struct member *unused, char *b
 	struct textbuf t = textbuf_init(buf, len);
 	pthread_mutex_lock(&a->state_lock);
 	int missing = array_missing_count(a);
-	textbuf_appendf(&t, "{\"name\":\"%s\",\"uuid\":\"%s\",\"level\":\"%s\",\"layout\":\"%s\","
+	textbuf_appendf(&t, "{\"name\":\"%s\",\"uuid\":\"%s\",\"metadata\":\"%s\",\"level\":\"%s\","
+	     "\"layout\":\"%s\","
 	     "\"chunk_bytes\":%u,\"raid_disks\":%d,\"array_bytes\":%" PRIu64 ","
 	     "\"state\":\"%s\",\"degraded\":%d,\"read_only\":%s,\"resync_pending\":%s,"
 	     "\"events\":%" PRIu64 ",\"sync_action\":\"%s\",\"sync_completed_sectors\":%" PRIu64
 	     ",\"sync_total_sectors\":%" PRIu64 ",\"sync_rate_kib\":%" PRIu64
 	     ",\"mismatch_cnt\":%" PRIu64 ",\"discard\":%s,",
-	     json_escape(a->set_name, name, sizeof(name)), uuid, a->ops->name, layout,
+	     json_escape(a->set_name, name, sizeof(name)), uuid, array_metadata_name(a),
+	     a->ops->name, layout,
 	     a->geo.chunk_bytes, a->geo.raid_disks,
 	     a->geo.array_bytes,
 	     atomic_load(&a->broken) ? "failed" : a->started ? "active" : "clean", missing,

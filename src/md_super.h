@@ -142,6 +142,7 @@ uint32_t md_super090_csum(const uint8_t raw[MD_SB090_BYTES]);
 /* Decode a little-endian 0.90 superblock found at super_offset_sectors
  * into sb, as md's super_90_load/validate read it: data from sector 0 up
  * to the superblock, roles from the 27 device descriptors (max_dev 27),
+ * the checksum compared folded to 16 bits as md compares it,
  * set_uuid as mdadm prints it, bitmap (if any) 8 sectors after the
  * superblock. Returns 0, -EINVAL (not 0.90, or a corrupt field),
  * -EBADMSG (checksum), or -EOPNOTSUPP (big-endian, or 0.91: a reshape in

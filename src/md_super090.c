@@ -54,8 +54,8 @@ enum {
 #define SB_STATE_CLEAN (1u << 0)
 #define SB_STATE_BITMAP_PRESENT (1u << 8)
 #define DISK_FAULTY (1u << 0)
-#define DISK_ACTIVE (1u << 1)
 #define DISK_SYNC (1u << 2)
+#define DISK_REMOVED (1u << 3)
 #define DISK_WRITEMOSTLY (1u << 9)
 
 static uint32_t word(const uint8_t *raw, unsigned index)
@@ -74,15 +74,26 @@ uint32_t md_super090_csum(const uint8_t raw[MD_SB090_BYTES])
 	return (uint32_t)((sum & 0xffffffffu) + (sum >> 32));
 }
 
-/* A descriptor's role as md's super_90_validate reads it. */
+/* md's csum_fold: the 16-bit sum it compares, so that the folded sums
+ * old kernels and mdadm on some architectures stored still match. */
+static uint32_t csum_fold(uint32_t csum)
+{
+	csum = (csum & 0xffffu) + (csum >> 16);
+	return (csum & 0xffffu) + (csum >> 16);
+}
+
+/* A descriptor's role as md's super_90_validate reads it: faulty, in sync
+ * (the SYNC bit, with or without ACTIVE), else a spare. A role md's
+ * super_90_sync found with no member is written REMOVED (and FAULTY):
+ * gone, as 1.x's faulty role, not a spare. */
 static uint16_t desc_role(const uint8_t *desc, uint32_t raid_disks)
 {
 	uint32_t state = get_le32(desc + 4u * DESC_STATE);
 	uint32_t raid_disk = get_le32(desc + 4u * DESC_RAID_DISK);
 
-	if (state & DISK_FAULTY)
+	if (state & (DISK_FAULTY | DISK_REMOVED))
 		return MD_ROLE_FAULTY;
-	if ((state & DISK_ACTIVE) && (state & DISK_SYNC) && raid_disk < raid_disks)
+	if ((state & DISK_SYNC) && raid_disk < raid_disks)
 		return (uint16_t)raid_disk;
 	return MD_ROLE_SPARE;
 }
@@ -107,7 +118,7 @@ int md_super090_decode(const uint8_t raw[MD_SB090_BYTES], uint64_t super_offset_
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "metadata 0.%u (expected 0.90)", minor);
 	uint32_t csum = md_super090_csum(raw);
-	if (csum != word(raw, W_CSUM))
+	if (csum_fold(csum) != csum_fold(word(raw, W_CSUM)))
 		return errmsg_fail(-EBADMSG, err, errlen,
 		                   "checksum is 0x%08x, but the superblock sums to 0x%08x",
 		                   word(raw, W_CSUM), csum);
@@ -147,8 +158,9 @@ int md_super090_decode(const uint8_t raw[MD_SB090_BYTES], uint64_t super_offset_
 		sb->bitmap_offset = MD_SB090_BYTES / 512;
 	}
 	sb->data_offset = 0;
-	/* The data runs up to the superblock; md caps it at 2 TiB for the
-	 * levels that store a size (super_90_load). */
+	/* The data runs up to the superblock; md caps it at 4 TiB (2^32
+	 * KiB, the size field's range) for the levels that store a size
+	 * (super_90_load). */
 	sb->data_size = super_offset_sectors;
 	if (sb->data_size >= (2ull << 32) && sb->level >= 1)
 		sb->data_size = (2ull << 32) - 2;

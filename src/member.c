@@ -837,9 +837,11 @@ static int member_super1_try(struct member *m, int super_minor, char *why, size_
 	return md_super_decode(raw, want, &m->sb, why, whylen);
 }
 
-/* Decode a metadata 0.90 superblock into m->sb: 0, -ENOENT when its
- * magic is not where 0.90 keeps it, or the decoder's -errno with why set. */
-static int member_super090_try(struct member *m, char *why, size_t whylen)
+/* Decode a metadata 0.90 superblock of m into sb: 0, -ENOENT when its
+ * magic is not where 0.90 keeps it, -ENOTUNIQ when it is the superblock of
+ * the disk's last partition (why says which to name), or the decoder's
+ * -errno with why set. */
+static int member_super090_try(struct member *m, struct md_super *sb, char *why, size_t whylen)
 {
 	uint8_t raw[MD_SB090_BYTES];
 	uint64_t at = member_super090_offset_sectors(m->file_bytes / 512u);
@@ -853,11 +855,17 @@ static int member_super090_try(struct member *m, char *why, size_t whylen)
 	}
 	if (!md_super_head_is(raw, 0))
 		return -ENOENT;
+	rc = md_super090_decode(raw, at, sb, why, whylen);
+	if (rc < 0)
+		return rc;
 	/* 0.90 records no offset: on a whole disk whose last partition ends
 	 * at the disk's end, the partition's superblock also sits where the
 	 * disk's would, and taking the disk for the member would read its
-	 * partition table as array data. A whole-disk member's own
-	 * partitions (the array's contents) end before its superblock. */
+	 * partition table as array data. It is the partition's when the
+	 * partition's own 0.90 place is this sector and its room holds the
+	 * size the superblock gives (0 for linear and raid0: those cannot
+	 * tell). A raid1 member's own partitions (the array's contents) end
+	 * before its superblock and never match. */
 	if (m->partition == 0) {
 		struct partition_table *table = malloc(sizeof(*table));
 		if (!table)
@@ -867,7 +875,8 @@ static int member_super090_try(struct member *m, char *why, size_t whylen)
 			for (unsigned i = 0; i < table->nr && !holder; i++) {
 				const struct partition *part = &table->parts[i];
 				uint64_t own = member_super090_offset_sectors(part->len_bytes / 512u);
-				if (own != UINT64_MAX && part->start_bytes + own * 512u == at * 512u)
+				if (own != UINT64_MAX && part->start_bytes + own * 512u == at * 512u &&
+				    sb->size <= own)
 					holder = part->number;
 			}
 		}
@@ -881,7 +890,7 @@ static int member_super090_try(struct member *m, char *why, size_t whylen)
 			return -ENOTUNIQ;
 		}
 	}
-	return md_super090_decode(raw, at, &m->sb, why, whylen);
+	return 0;
 }
 
 const char *member_metadata_name(const struct member *m)
@@ -926,17 +935,32 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 				                   other_why);
 		}
 	}
-	/* Last, the legacy 0.90 (mdadm's default before 3.0): old servers'
-	 * arrays and NAS system partitions. */
-	if (rc < 0) {
+	/* Last, the legacy 0.90 (mdadm's default until 3.1, in 2010): old
+	 * servers' arrays and NAS system partitions. A member that holds a
+	 * 1.x superblock and a 0.90 one (a disk reused without a wipe) is
+	 * taken as mdadm takes it (guess_super_type): the newer ctime wins. */
+	struct md_super *sb090 = malloc(sizeof(*sb090));
+	if (!sb090)
+		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	if (rc == 0) {
+		char ignored[200];
+		if (member_super090_try(m, sb090, ignored, sizeof(ignored)) == 0 &&
+		    sb090->ctime > (m->sb.ctime & 0xffffffffffull)) {
+			m->sb = *sb090;
+			m->super_090 = true;
+		}
+	} else {
 		char why090[200];
-		int rc090 = member_super090_try(m, why090, sizeof(why090));
+		int rc090 = member_super090_try(m, sb090, why090, sizeof(why090));
 		if (rc090 == 0) {
 			rc = 0;
+			m->sb = *sb090;
 			m->super_090 = true;
 		} else if (rc090 == -ENOTUNIQ) {
+			free(sb090);
 			return errmsg_fail(-EINVAL, err, errlen, "%s: %s", m->path, why090);
 		} else if (rc090 != -ENOENT) {
+			free(sb090);
 			return errmsg_fail(rc090, err, errlen,
 			                   "%s: the md metadata 0.90 superblock at sector %" PRIu64
 			                   "%s: %s",
@@ -944,6 +968,9 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 			                   rc090 == -EOPNOTSUPP ? "" : " is not valid", why090);
 		}
 	}
+	free(sb090);
+	if (m->super_090)
+		m->super_minor = -1; /* no 1.x minor: member_metadata_name says 0.90 */
 	if (rc < 0) {
 		const char *version;
 		if (err && member_other_md_super(m, &version))

@@ -42,7 +42,8 @@ void cli_error(const char *verb, const char *fmt, ...)
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: raidfuse VERB [OPTIONS] ARGS...\n"
-	             "Software RAID in user space, in Linux md's on-disk format (metadata 1.x).\n\n"
+	             "Software RAID in user space, in Linux md's on-disk format (metadata 1.x;\n"
+	             "0.90 read-only).\n\n"
 	             "Verbs:\n");
 	for (size_t i = 0; i < sizeof(cli_verbs) / sizeof(cli_verbs[0]); i++)
 		fprintf(out, "  %-8s %s\n", cli_verbs[i].name, cli_verbs[i].summary);

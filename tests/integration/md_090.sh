@@ -10,7 +10,10 @@
 #  2. grow is refused and changes nothing;
 #  3. a member in a disk image's last partition: the whole disk is refused
 #     (its superblock is the partition's) and names FILE@N, which mounts;
-#  4. superblocks patched as md would find them: not clean (a degraded
+#     a raid5 member whose array holds a partition table is still whole;
+#  4. create over a 0.90 member names it; a member holding both a 1.0 and a
+#     0.90 superblock is read as the one of the newer ctime (mdadm's rule);
+#  5. superblocks patched as md would find them: not clean (a degraded
 #     raid5 then needs --force, as md's rule has it), one member an event
 #     behind (in sync, md's margin), a wrong checksum, a big-endian one, a
 #     0.91 one (reshape in progress): each refusal names what is wrong.
@@ -92,6 +95,8 @@ for a in r1-090 r5-090 r6-090 r10-090 lin-090; do
 	"$RAIDFUSE" status mnt >st.out
 	grep -q "super 0.90" st.out && grep -q "read-only" st.out || fail "$a: status: $(cat st.out)"
 	grep -q "uuid: $(field "$a" uuid)" st.out || fail "$a: status does not give md's UUID: $(cat st.out)"
+	[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"])' mnt/.raidfuse/status.json)" = 0.90 ] ||
+		fail "$a: status.json's metadata is not 0.90: $(cat mnt/.raidfuse/status.json)"
 	rf_umount mnt
 
 	case $a in
@@ -166,11 +171,85 @@ if command -v sfdisk >/dev/null; then
 	[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "disk.img@1 and disk2.img@1 read other bytes"
 	rf_umount mnt
 	log "ok: a 0.90 member in a disk's last partition: the whole disk refused, FILE@1 mounts; in a first partition, named"
+
+	# A whole-disk raid5 member whose first chunk (the array's first
+	# sectors) holds an MBR with a partition that ends where the member
+	# does: the partition's room (6016 sectors) cannot hold the 8064 the
+	# superblock gives, so the superblock is the disk's, not the
+	# partition's.
+	unpack r5-090
+	python3 - r5-090/r5-090.m0.img <<'PY' || fail "write an MBR into the array's first sector"
+import struct, sys
+with open(sys.argv[1], 'r+b') as f:
+    mbr = bytearray(512)
+    mbr[446:462] = struct.pack('<B3sB3sII', 0, b'\0\0\0', 0x83, b'\0\0\0', 2048, 6144)
+    mbr[510:512] = b'\x55\xaa'
+    f.write(mbr)
+PY
+	"$RAIDFUSE" examine r5-090/r5-090.m0.img >part.out 2>&1 && grep -q "Version : 0.90.00" part.out ||
+		fail "a whole-disk member whose content has a partition table: $(cat part.out)"
+	rf_mount --readonly r5-090/*.img mnt
+	cmp -n 512 mnt/volume.img r5-090/r5-090.m0.img || fail "the array's first sector is not the member's"
+	rf_umount mnt
+	log "ok: a whole-disk raid5 member whose array holds a partition table is taken whole"
 else
 	log "sfdisk not installed: the partition case is left out"
 fi
 
-# --- 4. superblocks as md would find them after other histories -------------
+# --- 4. a valid 0.90 member given to create, and one that also holds 1.0 ----
+unpack r1-090
+before=$(sha256sum r1-090/*.img)
+rc=0
+"$RAIDFUSE" create --level 1 --raid-devices 2 --size 2M r1-090/r1-090.m0.img new.img >create.out 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "already holds an md metadata 0.90 superblock (array $(field r1-090 uuid))" create.out ||
+	fail "create over a 0.90 member: exit $rc, $(cat create.out)"
+[ "$(sha256sum r1-090/*.img)" = "$before" ] || fail "a refused create changed a member"
+# A 1.0 superblock (forged from md's 1.2 one of shared/md-refs' raid1, cut
+# in tests/data) near the end of each member, as a disk reused without a
+# wipe holds: mdadm takes the superblock of the newer ctime, and so must
+# raidfuse; a stale 1.0 must not make a live 0.90 array writable.
+add_10() { # MEMBER CTIME
+	python3 - "$TOP_SRCDIR/tests/data/raid1.m0.sb" "$1" "$2" <<'PY' || fail "forge a 1.0 superblock on $1"
+import struct, sys
+sb = bytearray(open(sys.argv[1], 'rb').read()[:1024])
+path, ctime = sys.argv[2], int(sys.argv[3])
+with open(path, 'r+b') as f:
+    f.seek(0, 2)
+    sectors = f.tell() // 512
+    off = (sectors - 16) & ~7
+    struct.pack_into('<Q', sb, 144, off)    # super_offset
+    struct.pack_into('<Q', sb, 128, 0)      # data_offset
+    struct.pack_into('<Q', sb, 136, 8000)   # data_size
+    struct.pack_into('<Q', sb, 16 + 16 + 32, ctime)   # ctime (after magic..set_name)
+    struct.pack_into('<I', sb, 8, 0)        # feature_map: no bitmap
+    struct.pack_into('<I', sb, 96, 0)
+    struct.pack_into('<H', sb, 186, 0)      # no bad block log
+    struct.pack_into('<I', sb, 188, 0)
+    n = 256 + 2 * struct.unpack_from('<I', sb, 220)[0]
+    struct.pack_into('<I', sb, 216, 0)
+    total = sum(struct.unpack_from('<%dI' % (n // 4), sb, 0))
+    struct.pack_into('<I', sb, 216, ((total & 0xffffffff) + (total >> 32)) & 0xffffffff)
+    f.seek(off * 512)
+    f.write(sb)
+PY
+}
+ctime090=$(python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(8064*512+24); print(struct.unpack("<I", f.read(4))[0])' r1-090/r1-090.m0.img)
+for m in r1-090/*.img; do add_10 "$m" $((ctime090 - 1000)); done
+mdadm --examine r1-090/r1-090.m0.img 2>&1 | grep -q "Version : 0.90.00" || fail "mdadm does not take 0.90 over the older 1.0"
+"$RAIDFUSE" examine r1-090/r1-090.m0.img >ex.out 2>&1 && grep -q "Version : 0.90.00" ex.out ||
+	fail "examine takes an older 1.0 superblock over the 0.90 one: $(cat ex.out)"
+before=$(sha256sum r1-090/*.img)
+rc=0
+"$RAIDFUSE" mount r1-090/*.img mnt >rw.out 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "metadata 0.90" rw.out || fail "a read-write mount over an older 1.0: exit $rc, $(cat rw.out)"
+[ "$(sha256sum r1-090/*.img)" = "$before" ] || fail "a refused mount changed a member"
+for m in r1-090/*.img; do add_10 "$m" $((ctime090 + 1000)); done
+mdadm --examine r1-090/r1-090.m0.img 2>&1 | grep -q "Version : 1.0" || fail "mdadm does not take the newer 1.0"
+"$RAIDFUSE" examine r1-090/r1-090.m0.img >ex.out 2>&1 && grep -q "Version : 1.0" ex.out ||
+	fail "examine does not take the newer 1.0 superblock: $(cat ex.out)"
+log "ok: create names a 0.90 member; of a 1.0 and a 0.90 superblock the newer ctime wins, as in mdadm"
+
+# --- 5. superblocks as md would find them after other histories -------------
 # Not clean (word 33 bit 0 off, checkpoint events unequal): md resyncs it
 # from the start; degraded, parity cannot be trusted (md's rule).
 unpack r5-090

@@ -57,6 +57,8 @@ for a in r1-10 r5-10 r5-11; do
 	[ "$(sha256sum <mnt/volume.img | cut -d' ' -f1)" = "$(field "$a" sha256_md0)" ] ||
 		fail "$a: volume.img reads other bytes than md's array"
 	"$RAIDFUSE" status mnt | grep -q "super $version," || fail "$a: status does not say super $version"
+	[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"])' mnt/.raidfuse/status.json)" = "$version" ] ||
+		fail "$a: status.json's metadata is not $version: $(cat mnt/.raidfuse/status.json)"
 	rf_umount mnt
 	rf_mount --readonly --run "${members[@]:1}" mnt
 	[ "$(sha256sum <mnt/volume.img | cut -d' ' -f1)" = "$(field "$a" sha256_md0)" ] ||

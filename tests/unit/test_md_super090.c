@@ -124,17 +124,37 @@ Test(md_super090, not_clean_resyncs_from_the_checkpoint_or_the_start)
 	cr_expect_eq(sb.resync_offset, 0u, "a stale checkpoint: from the start");
 }
 
-Test(md_super090, faulty_and_spare_descriptors)
+Test(md_super090, descriptor_states_as_super_90_validate_reads_them)
 {
 	word_put(raw, 128 + 1 * 32 + 4, 1u);       /* descriptor 1: faulty */
 	word_put(raw, 128 + 3 * 32 + 4, 0u);       /* descriptor 3: neither active nor sync */
+	word_put(raw, 128 + 0 * 32 + 4, 1u << 3);  /* descriptor 0: removed (super_90_sync) */
+	word_put(raw, 128 + 2 * 32 + 4, 1u << 2);  /* descriptor 2: sync without active */
+	word_put(raw, 128 + 4 * 32 + 3, 5u);       /* descriptor 4: sync, raid_disk 5 of 4 */
+	word_put(raw, 128 + 4 * 32 + 4, 6u);
 	word_put(raw, 992 + 4, word_at(raw, 992 + 4) | 1u << 9); /* this disk write-mostly */
 	resum(raw);
 	cr_assert_eq(md_super090_decode(raw, FIXTURE_SUPER_OFFSET, &sb, err, sizeof(err)), 0);
+	cr_expect_eq(sb.dev_roles[0], MD_ROLE_FAULTY, "a removed role is gone, not a spare");
 	cr_expect_eq(sb.dev_roles[1], MD_ROLE_FAULTY);
+	cr_expect_eq(sb.dev_roles[2], 2u, "md takes SYNC alone as in sync");
 	cr_expect_eq(sb.dev_roles[3], MD_ROLE_SPARE);
-	cr_expect_eq(sb.dev_roles[2], 2u);
+	cr_expect_eq(sb.dev_roles[4], MD_ROLE_SPARE, "a role past raid_disks");
 	cr_expect_eq(sb.devflags & MD_DEVFLAG_WRITE_MOSTLY, MD_DEVFLAG_WRITE_MOSTLY);
+}
+
+Test(md_super090, a_folded_checksum_is_taken_as_md_takes_it)
+{
+	/* Old kernels and mdadm on Alpha stored the sum folded to 16 bits;
+	 * md compares both sides folded. */
+	uint32_t sum = md_super090_csum(raw);
+	uint32_t folded = (sum & 0xffffu) + (sum >> 16);
+	folded = (folded & 0xffffu) + (folded >> 16);
+	word_put(raw, 38, folded);
+	cr_expect_eq(md_super090_decode(raw, FIXTURE_SUPER_OFFSET, &sb, err, sizeof(err)), 0, "%s",
+	             err);
+	word_put(raw, 38, folded + 1);
+	cr_expect_eq(md_super090_decode(raw, FIXTURE_SUPER_OFFSET, &sb, err, sizeof(err)), -EBADMSG);
 }
 
 Test(md_super090, refuses_a_wrong_checksum)
@@ -180,10 +200,14 @@ Test(md_super090, refuses_big_endian_reshaping_and_corrupt)
 	}
 }
 
-Test(md_super090, data_size_capped_at_2_tib_for_sized_levels)
+Test(md_super090, data_size_capped_at_4_tib_for_sized_levels_only)
 {
 	uint64_t far = 5ull << 32; /* a 10 TiB member */
 	cr_assert_eq(md_super090_decode(raw, far, &sb, err, sizeof(err)), 0);
-	cr_expect_eq(sb.data_size, (2ull << 32) - 2, "super_90_load's cap");
+	cr_expect_eq(sb.data_size, (2ull << 32) - 2, "super_90_load's cap: 2^32 KiB less a sector");
 	cr_expect_eq(sb.super_offset, far);
+	word_put(raw, 7, (uint32_t)-1); /* linear: no size, the whole room */
+	resum(raw);
+	cr_assert_eq(md_super090_decode(raw, far, &sb, err, sizeof(err)), 0);
+	cr_expect_eq(sb.data_size, far);
 }

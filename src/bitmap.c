@@ -349,7 +349,7 @@ int bitmap_load(struct raid_array *a, const struct member *fresh, char *err, siz
 	uint8_t array_uuid[16];
 	memcpy(array_uuid, fresh->sb.set_uuid, sizeof(array_uuid));
 	if (fresh->super_090)
-		md_super090_bitmap_uuid(fresh->sb.set_uuid, array_uuid);
+		md_super090_bitmap_uuid(fresh->sb.set_uuid, fresh->super_090_big_endian, array_uuid);
 	if (memcmp(b->sb.uuid, array_uuid, 16) != 0) {
 		bitmap_free(b);
 		return errmsg_fail(-EINVAL, err, errlen,

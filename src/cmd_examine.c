@@ -41,6 +41,8 @@ static void examine_member(struct member *m)
 	printf("%s:\n", m->path);
 	printf("%15s : %08x\n", "Magic", MD_SB_MAGIC);
 	printf("%15s : %s\n", "Version", m->super_090 ? "0.90.00" : member_metadata_name(m));
+	if (m->super_090_big_endian)
+		printf("%15s : big-endian (written by a big-endian host)\n", "Byte Order");
 	/* 0.90 has no feature map, name or device UUID; mdadm calls its
 	 * array UUID "UUID". */
 	if (!m->super_090)

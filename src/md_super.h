@@ -139,19 +139,21 @@ int md_layout_parse(int32_t level, const char *text, uint32_t *layout);
 #define MD_SB090_DISKS 27u      /* MD_SB_DISKS: device descriptors */
 /* md's checksum of a raw 0.90 superblock (its checksum word as zero). */
 uint32_t md_super090_csum(const uint8_t raw[MD_SB090_BYTES]);
-/* Decode a little-endian 0.90 superblock found at super_offset_sectors
- * into sb, as md's super_90_load/validate read it: data from sector 0 up
- * to the superblock, roles from the 27 device descriptors (max_dev 27),
- * the checksum compared folded to 16 bits as md compares it,
- * set_uuid as mdadm prints it, bitmap (if any) 8 sectors after the
- * superblock. Returns 0, -EINVAL (not 0.90, or a corrupt field),
- * -EBADMSG (checksum), or -EOPNOTSUPP (big-endian, or 0.91: a reshape in
- * progress), with err saying which. */
+/* Whether raw opens a 0.90 superblock written by a big-endian host. */
+bool md_super090_is_big_endian(const uint8_t raw[8]);
+/* Decode a 0.90 superblock (of either byte order) found at
+ * super_offset_sectors into sb, as md's super_90_load/validate read it:
+ * data from sector 0 up to the superblock, roles from the 27 device
+ * descriptors (max_dev 27), the checksum compared folded to 16 bits as md
+ * compares it, set_uuid as mdadm prints it, bitmap (if any) 8 sectors
+ * after the superblock. Returns 0, -EINVAL (not 0.90, or a corrupt field),
+ * -EBADMSG (checksum), or -EOPNOTSUPP (0.91: a reshape in progress), with
+ * err saying which. */
 int md_super090_decode(const uint8_t raw[MD_SB090_BYTES], uint64_t super_offset_sectors,
                        struct md_super *sb, char *err, size_t errlen);
 /* The uuid md writes into a 0.90 array's bitmap superblock, from set_uuid
- * as md_super090_decode gives it. */
-void md_super090_bitmap_uuid(const uint8_t set_uuid[16], uint8_t out[16]);
+ * as md_super090_decode gives it, for a superblock of that byte order. */
+void md_super090_bitmap_uuid(const uint8_t set_uuid[16], bool big_endian, uint8_t out[16]);
 
 /* md write-intent bitmap superblock (bitmap_super_t, 256 bytes). */
 #define MD_BITMAP_MAGIC 0x6d746962u     /* "bitm" */

@@ -6,9 +6,10 @@
  * of the host that wrote it, kept in the last 64 KiB-aligned 64 KiB of each
  * member, with the data from sector 0. It has no array name, no device
  * UUID, no per-member recovery offset and a table of 27 device
- * descriptors instead of 1.x's role array. Only little-endian superblocks
- * are read: a big-endian one (old PowerPC or MIPS NAS) is named and
- * refused. raidfuse never writes one (member_super_store refuses). */
+ * descriptors instead of 1.x's role array. A big-endian one (old PowerPC
+ * or MIPS NAS boxes) is read too, as mdadm's super0_swap_endian reads it:
+ * every word swapped, and the 64-bit event counts with their high word
+ * first. raidfuse never writes one (member_super_store refuses). */
 #include "config.h"
 
 #include <errno.h>
@@ -36,10 +37,10 @@ enum {
 	W_UTIME = 32,
 	W_STATE = 33,
 	W_CSUM = 38,
-	W_EVENTS_LO = 39,   /* little-endian hosts keep lo before hi */
-	W_EVENTS_HI = 40,
-	W_CP_EVENTS_LO = 41,
-	W_CP_EVENTS_HI = 42,
+	W_EVENTS_FIRST = 39, /* lo on little-endian hosts, hi on big-endian ones */
+	W_EVENTS_SECOND = 40,
+	W_CP_EVENTS_FIRST = 41,
+	W_CP_EVENTS_SECOND = 42,
 	W_RECOVERY_CP = 43,
 	W_LAYOUT = 64,
 	W_CHUNK_BYTES = 65,
@@ -98,13 +99,33 @@ static uint16_t desc_role(const uint8_t *desc, uint32_t raid_disks)
 	return MD_ROLE_SPARE;
 }
 
-int md_super090_decode(const uint8_t raw[MD_SB090_BYTES], uint64_t super_offset_sectors,
+bool md_super090_is_big_endian(const uint8_t raw[8])
+{
+	return get_be32(raw) == MD_SB_MAGIC && get_be32(raw + 4) == 0 &&
+	       get_le32(raw) != MD_SB_MAGIC;
+}
+
+/* A 64-bit count kept as two words, in the writer's word order. */
+static uint64_t two_words(const uint8_t *raw, unsigned first, bool big_endian)
+{
+	uint64_t lo = word(raw, big_endian ? first + 1 : first);
+	uint64_t hi = word(raw, big_endian ? first : first + 1);
+	return hi << 32 | lo;
+}
+
+int md_super090_decode(const uint8_t raw_disk[MD_SB090_BYTES], uint64_t super_offset_sectors,
                        struct md_super *sb, char *err, size_t errlen)
 {
-	if (get_be32(raw) == MD_SB_MAGIC && get_be32(raw + 4) == 0)
-		return errmsg_fail(-EOPNOTSUPP, err, errlen,
-		                   "it was written by a big-endian host (PowerPC, MIPS, SPARC); "
-		                   "raidfuse reads little-endian 0.90 superblocks only");
+	/* Words in the host order of whoever wrote it: a big-endian one is
+	 * swapped into a copy, read from then on like a little-endian one. */
+	uint8_t swapped[MD_SB090_BYTES];
+	const uint8_t *raw = raw_disk;
+	bool big_endian = md_super090_is_big_endian(raw_disk);
+	if (big_endian) {
+		for (size_t i = 0; i < MD_SB090_BYTES; i += 4)
+			put_le32(swapped + i, get_be32(raw_disk + i));
+		raw = swapped;
+	}
 	if (word(raw, W_MAGIC) != MD_SB_MAGIC || word(raw, W_MAJOR) != 0)
 		return errmsg_fail(-EINVAL, err, errlen,
 		                   "no md metadata 0.90 superblock (magic 0x%08x, major %u)",
@@ -166,9 +187,8 @@ int md_super090_decode(const uint8_t raw[MD_SB090_BYTES], uint64_t super_offset_
 		sb->data_size = (2ull << 32) - 2;
 	sb->super_offset = super_offset_sectors;
 	sb->utime = word(raw, W_UTIME);
-	sb->events = (uint64_t)word(raw, W_EVENTS_HI) << 32 | word(raw, W_EVENTS_LO);
-	uint64_t cp_events =
-		(uint64_t)word(raw, W_CP_EVENTS_HI) << 32 | word(raw, W_CP_EVENTS_LO);
+	sb->events = two_words(raw, W_EVENTS_FIRST, big_endian);
+	uint64_t cp_events = two_words(raw, W_CP_EVENTS_FIRST, big_endian);
 	/* super_90_validate: clean, or resync from the checkpoint when it
 	 * was written with these events, else from the start. */
 	if (state & SB_STATE_CLEAN)
@@ -196,10 +216,15 @@ int md_super090_decode(const uint8_t raw[MD_SB090_BYTES], uint64_t super_offset_
 	return 0;
 }
 
-void md_super090_bitmap_uuid(const uint8_t set_uuid[16], uint8_t out[16])
+void md_super090_bitmap_uuid(const uint8_t set_uuid[16], bool big_endian, uint8_t out[16])
 {
-	/* The bitmap superblock holds md's uuid bytes: each word in host
-	 * (little-endian) order, where set_uuid holds them as mdadm prints. */
+	/* The bitmap superblock holds md's uuid bytes: each word in the
+	 * writer's host order, where set_uuid holds them as mdadm prints
+	 * them (which is big-endian order). */
+	if (big_endian) {
+		memcpy(out, set_uuid, 16);
+		return;
+	}
 	for (int i = 0; i < 16; i += 4) {
 		out[i] = set_uuid[i + 3];
 		out[i + 1] = set_uuid[i + 2];

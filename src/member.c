@@ -837,11 +837,13 @@ static int member_super1_try(struct member *m, int super_minor, char *why, size_
 	return md_super_decode(raw, want, &m->sb, why, whylen);
 }
 
-/* Decode a metadata 0.90 superblock of m into sb: 0, -ENOENT when its
+/* Decode a metadata 0.90 superblock of m into sb (and whether a
+ * big-endian host wrote it): 0, -ENOENT when its
  * magic is not where 0.90 keeps it, -ENOTUNIQ when it is the superblock of
  * the disk's last partition (why says which to name), or the decoder's
  * -errno with why set. */
-static int member_super090_try(struct member *m, struct md_super *sb, char *why, size_t whylen)
+static int member_super090_try(struct member *m, struct md_super *sb, bool *big_endian,
+                               char *why, size_t whylen)
 {
 	uint8_t raw[MD_SB090_BYTES];
 	uint64_t at = member_super090_offset_sectors(m->file_bytes / 512u);
@@ -858,6 +860,7 @@ static int member_super090_try(struct member *m, struct md_super *sb, char *why,
 	rc = md_super090_decode(raw, at, sb, why, whylen);
 	if (rc < 0)
 		return rc;
+	*big_endian = md_super090_is_big_endian(raw);
 	/* 0.90 records no offset: on a whole disk whose last partition ends
 	 * at the disk's end, the partition's superblock also sits where the
 	 * disk's would, and taking the disk for the member would read its
@@ -942,20 +945,24 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 	struct md_super *sb090 = malloc(sizeof(*sb090));
 	if (!sb090)
 		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	bool big_endian = false;
+	m->super_090_big_endian = false;
 	if (rc == 0) {
 		char ignored[200];
-		if (member_super090_try(m, sb090, ignored, sizeof(ignored)) == 0 &&
+		if (member_super090_try(m, sb090, &big_endian, ignored, sizeof(ignored)) == 0 &&
 		    sb090->ctime > (m->sb.ctime & 0xffffffffffull)) {
 			m->sb = *sb090;
 			m->super_090 = true;
+			m->super_090_big_endian = big_endian;
 		}
 	} else {
 		char why090[200];
-		int rc090 = member_super090_try(m, sb090, why090, sizeof(why090));
+		int rc090 = member_super090_try(m, sb090, &big_endian, why090, sizeof(why090));
 		if (rc090 == 0) {
 			rc = 0;
 			m->sb = *sb090;
 			m->super_090 = true;
+			m->super_090_big_endian = big_endian;
 		} else if (rc090 == -ENOTUNIQ) {
 			free(sb090);
 			return errmsg_fail(-EINVAL, err, errlen, "%s: %s", m->path, why090);

@@ -55,6 +55,7 @@ struct member {
 	int super_minor;
 	/* Metadata 0.90 (md_super090.c), decoded into sb; read-only. */
 	bool super_090;
+	bool super_090_big_endian;   /* written by a big-endian host */
 	uint64_t data_offset_bytes;  /* sb.data_offset in bytes */
 
 	struct member_fault *fault;  /* injected faults (drills), or NULL */

@@ -15,8 +15,9 @@
 #     0.90 superblock is read as the one of the newer ctime (mdadm's rule);
 #  5. superblocks patched as md would find them: not clean (a degraded
 #     raid5 then needs --force, as md's rule has it), one member an event
-#     behind (in sync, md's margin), a wrong checksum, a big-endian one, a
-#     0.91 one (reshape in progress): each refusal names what is wrong.
+#     behind (in sync, md's margin), a big-endian one (read, bitmap and
+#     all); a wrong checksum and a 0.91 one (reshape in progress) are
+#     refused, each naming what is wrong.
 . "$(dirname "$0")/lib.sh"
 require_fuse
 require_cmd mdadm gzip sha256sum python3
@@ -24,7 +25,9 @@ require_cmd mdadm gzip sha256sum python3
 DATA=$TOP_SRCDIR/tests/data/md090
 [ -f "$DATA/manifest.txt" ] || fail "no $DATA/manifest.txt"
 cd "$WORK"
-mkdir -p mnt
+mkdir -p mnt copy
+for gz in "$DATA"/r5-090.m0.img.gz "$DATA"/r1-090.m0.img.gz; do gzip -dc "$gz" >copy/"$(basename "$gz" .gz)"; done
+DATA_COPY=$WORK/copy
 field() { sed -n "s/^$1 $2=//p" "$DATA/manifest.txt"; }
 sha_of_volume() { sha256sum <mnt/volume.img | cut -d' ' -f1; }
 
@@ -57,7 +60,14 @@ with open(path, 'r+b') as f:
         w[38] = ((s & 0xffffffff) + (s >> 32)) & 0xffffffff
     raw = struct.pack('<1024I', *w)
     if env.get('big_endian'):
+        # As a big-endian host writes it (md_p.h): its byte order, the
+        # event counts high word first, and the bitmap's uuid bytes the
+        # uuid words in its order.
+        w[39], w[40], w[41], w[42] = w[40], w[39], w[42], w[41]
         raw = struct.pack('>1024I', *w)
+        if w[33] & (1 << 8):
+            f.seek(at + 4096 + 8)
+            f.write(struct.pack('>4I', w[5], w[13], w[14], w[15]))
     f.seek(at)
     f.write(raw)
 PY
@@ -298,9 +308,20 @@ expect_refusal() { # WHAT PATTERN
 unpack r5-090
 patch090 r5-090/r5-090.m1.img 'w[6] ^= 1; keep_csum = True'
 expect_refusal "a wrong checksum" "0.90 superblock at sector 8064 is not valid: checksum"
-unpack r5-090
-patch090 r5-090/r5-090.m1.img 'big_endian = True'
-expect_refusal "a big-endian superblock" "big-endian"
+# Written by a big-endian host (an old PowerPC NAS): read as mdadm's
+# super0_swap_endian reads it, with its bitmap (r1).
+for a in r5-090 r1-090; do
+	unpack $a
+	for m in $a/*.img; do patch090 "$m" 'big_endian = True'; done
+	"$RAIDFUSE" examine $a/$a.m0.img >ex.out 2>&1 || fail "$a big-endian: examine: $(cat ex.out)"
+	grep -q "Byte Order : big-endian" ex.out && grep -q "UUID : $(field $a uuid)" ex.out &&
+		grep -q "Events : $(mdadm --examine "$DATA_COPY/$a.m0.img" | sed -n 's/^ *Events : //p')\$" ex.out ||
+		fail "$a big-endian: examine: $(cat ex.out)"
+	rf_mount --readonly $a/*.img mnt
+	[ "$(sha_of_volume)" = "$(field $a sha256_md0)" ] || fail "$a big-endian: volume.img reads other bytes than md's"
+	rf_umount mnt
+	log "ok: $a written by a big-endian host reads as md's"
+done
 unpack r5-090
 patch090 r5-090/r5-090.m1.img 'w[2] = 91'
 expect_refusal "a 0.91 superblock" "reshape is in progress"

@@ -231,8 +231,9 @@ static int assemble_place_members(struct raid_array *a, const struct md_super *f
 		}
 		if (role == MD_ROLE_SPARE || role == MD_ROLE_JOURNAL) {
 			m->state = MEMBER_SPARE;
-			array_logf(a, "%s: a spare (it takes over a role that is missing or fails)",
-			           m->abs_path);
+			array_logf(a, "%s: a spare%s", m->abs_path,
+			           a->read_only ? " (unused: the array is read-only)"
+			                        : " (it takes over a role that is missing or fails)");
 			continue;
 		}
 		if (role >= (uint16_t)a->geo.raid_disks)

@@ -293,6 +293,18 @@ grep -q "\[UU_\]" mnt/.raidfuse/status || fail "a member two events behind serve
 rf_umount mnt
 log "ok: events: one behind is in sync, two behind is stale"
 
+# A spare (descriptor neither active nor in sync): kept out of the roles,
+# and said to be unused on a read-only mount.
+unpack r1-090
+for m in r1-090/*.img; do patch090 "$m" 'w[128 + 32 + 4] = 0; w[992 + 4] = 0 if w[992] == 1 else w[992 + 4]'; done
+rf_mount --readonly --run r1-090/*.img mnt
+grep -q "\[U_\]" mnt/.raidfuse/status || fail "a 0.90 spare serves a role: $(cat mnt/.raidfuse/status)"
+grep -q "r1-090.m1.img: a spare (unused: the array is read-only)" mnt/.raidfuse/log ||
+	fail "the log does not name the spare: $(cat mnt/.raidfuse/log)"
+[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "raid1 with a spare reads other bytes"
+rf_umount mnt
+log "ok: a 0.90 spare is a spare, unused read-only"
+
 # Damaged or foreign superblocks: refused by name, nothing written.
 expect_refusal() { # WHAT PATTERN
 	local rc=0

@@ -7,7 +7,8 @@
  * member, with the data from sector 0. It has no array name, no device
  * UUID, no per-member recovery offset and a table of 27 device
  * descriptors instead of 1.x's role array. A big-endian one (old PowerPC
- * or MIPS NAS boxes) is read too, as mdadm's super0_swap_endian reads it:
+ * or MIPS NAS boxes) is read too, as `mdadm --examine --metadata=0.swap`
+ * reads it (super0_swap_endian; neither md nor mdadm does unasked):
  * every word swapped, and the 64-bit event counts with their high word
  * first. raidfuse never writes one (member_super_store refuses). */
 #include "config.h"

@@ -329,6 +329,13 @@ for a in r5-090 r1-090; do
 	grep -q "Byte Order : big-endian" ex.out && grep -q "UUID : $(field $a uuid)" ex.out &&
 		grep -q "Events : $(mdadm --examine "$DATA_COPY/$a.m0.img" | sed -n 's/^ *Events : //p')\$" ex.out ||
 		fail "$a big-endian: examine: $(cat ex.out)"
+	# mdadm reads a big-endian 0.90 when told (0.swap): the emulation
+	# must give it the UUID and events of the little-endian original.
+	mdadm --examine --metadata=0.swap $a/$a.m0.img >md.out 2>&1 || fail "$a big-endian: mdadm -e 0.swap: $(cat md.out)"
+	for f in UUID Events; do
+		[ "$(sed -n "s/^ *$f : //p" md.out)" = "$(sed -n "s/^ *$f : //p" ex.out)" ] ||
+			fail "$a big-endian: $f: mdadm -e 0.swap says '$(sed -n "s/^ *$f : //p" md.out)', raidfuse '$(sed -n "s/^ *$f : //p" ex.out)'"
+	done
 	rf_mount --readonly $a/*.img mnt
 	[ "$(sha_of_volume)" = "$(field $a sha256_md0)" ] || fail "$a big-endian: volume.img reads other bytes than md's"
 	rf_umount mnt

@@ -308,10 +308,7 @@ bool array_has_redundancy(struct raid_array *a)
 
 const char *array_metadata_name(const struct raid_array *a)
 {
-	static const char *const minors[] = { "1.0", "1.1", "1.2" };
-	if (a->super_090)
-		return "0.90";
-	return a->super_minor >= 0 && a->super_minor <= 2 ? minors[a->super_minor] : "1.?";
+	return metadata_version_name(a->super_090, a->super_minor);
 }
 
 int array_missing_count(const struct raid_array *a)

@@ -159,8 +159,7 @@ static int array_member_prepare(struct raid_array *a, const char *path, struct m
 		                   path, version);
 	}
 	if (has_super && (m->super_minor != a->super_minor || m->super_090 != a->super_090)) {
-		char version_text[8];
-		snprintf(version_text, sizeof(version_text), "%s", member_metadata_name(m));
+		const char *version_text = member_metadata_name(m); /* static: outlives m */
 		member_close(m);
 		return errmsg_fail(-EBUSY, err, errlen,
 		                   "%s holds an md metadata %s superblock, and this array's members "

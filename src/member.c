@@ -896,12 +896,17 @@ static int member_super090_try(struct member *m, struct md_super *sb, bool *big_
 	return 0;
 }
 
-const char *member_metadata_name(const struct member *m)
+const char *metadata_version_name(bool super_090, int super_minor)
 {
 	static const char *const minors[] = { "1.0", "1.1", "1.2" };
-	if (m->super_090)
+	if (super_090)
 		return "0.90";
-	return m->super_minor >= 0 && m->super_minor <= 2 ? minors[m->super_minor] : "1.?";
+	return super_minor >= 0 && super_minor <= 2 ? minors[super_minor] : "1.?";
+}
+
+const char *member_metadata_name(const struct member *m)
+{
+	return metadata_version_name(m->super_090, m->super_minor);
 }
 
 int member_super_load(struct member *m, char *err, size_t errlen)
@@ -942,32 +947,28 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 	 * servers' arrays and NAS system partitions. A member that holds a
 	 * 1.x superblock and a 0.90 one (a disk reused without a wipe) is
 	 * taken as mdadm takes it (guess_super_type): the newer ctime wins. */
-	struct md_super *sb090 = malloc(sizeof(*sb090));
-	if (!sb090)
-		return errmsg_fail(-ENOMEM, err, errlen, "out of memory");
+	struct md_super sb090;
 	bool big_endian = false;
 	m->super_090_big_endian = false;
 	if (rc == 0) {
 		char ignored[200];
-		if (member_super090_try(m, sb090, &big_endian, ignored, sizeof(ignored)) == 0 &&
-		    sb090->ctime > (m->sb.ctime & 0xffffffffffull)) {
-			m->sb = *sb090;
+		if (member_super090_try(m, &sb090, &big_endian, ignored, sizeof(ignored)) == 0 &&
+		    sb090.ctime > (m->sb.ctime & 0xffffffffffull)) {
+			m->sb = sb090;
 			m->super_090 = true;
 			m->super_090_big_endian = big_endian;
 		}
 	} else {
 		char why090[200];
-		int rc090 = member_super090_try(m, sb090, &big_endian, why090, sizeof(why090));
+		int rc090 = member_super090_try(m, &sb090, &big_endian, why090, sizeof(why090));
 		if (rc090 == 0) {
 			rc = 0;
-			m->sb = *sb090;
+			m->sb = sb090;
 			m->super_090 = true;
 			m->super_090_big_endian = big_endian;
 		} else if (rc090 == -ENOTUNIQ) {
-			free(sb090);
 			return errmsg_fail(-EINVAL, err, errlen, "%s: %s", m->path, why090);
 		} else if (rc090 != -ENOENT) {
-			free(sb090);
 			return errmsg_fail(rc090, err, errlen,
 			                   "%s: the md metadata 0.90 superblock at sector %" PRIu64
 			                   "%s: %s",
@@ -975,7 +976,6 @@ int member_super_load(struct member *m, char *err, size_t errlen)
 			                   rc090 == -EOPNOTSUPP ? "" : " is not valid", why090);
 		}
 	}
-	free(sb090);
 	if (m->super_090)
 		m->super_minor = -1; /* no 1.x minor: member_metadata_name says 0.90 */
 	if (rc < 0) {

@@ -117,7 +117,9 @@ int member_claim(struct member *m, bool exclusive, char *err, size_t errlen);
  * is. */
 int member_super_load(struct member *m, char *err, size_t errlen);
 
-/* The metadata version m's superblock has: "0.90", "1.0", "1.1", "1.2". */
+/* A metadata version's name: "0.90", "1.0", "1.1" or "1.2". */
+const char *metadata_version_name(bool super_090, int super_minor);
+/* The metadata version m's superblock has. */
 const char *member_metadata_name(const struct member *m);
 
 /* Where md's 1.x superblock of minor version super_minor sits on a member

@@ -20,7 +20,7 @@
 #     refused, each naming what is wrong.
 . "$(dirname "$0")/lib.sh"
 require_fuse
-require_cmd mdadm gzip sha256sum python3
+require_cmd mdadm gzip sha256sum python3 sfdisk
 
 DATA=$TOP_SRCDIR/tests/data/md090
 [ -f "$DATA/manifest.txt" ] || fail "no $DATA/manifest.txt"
@@ -148,47 +148,46 @@ log "ok: grow refused"
 # disk's end is also where the whole disk's would be: the whole disk is
 # refused with the FILE@N to name instead (as NAS disks hold their system
 # mirror), which then mounts.
-if command -v sfdisk >/dev/null; then
-	unpack r1-090
-	truncate -s 5M disk.img
-	echo 'start=2048, type=fd' | sfdisk -q disk.img >sfdisk.out 2>&1 || fail "sfdisk: $(cat sfdisk.out)"
-	dd if=r1-090/r1-090.m0.img of=disk.img bs=1M seek=1 conv=notrunc status=none
-	before=$(sha256sum disk.img)
-	rc=0
-	"$RAIDFUSE" examine disk.img >part.out 2>&1 || rc=$?
-	[ "$rc" != 0 ] && grep -q "is partition 1's" part.out && grep -q "disk.img@1" part.out ||
-		fail "examine of a whole disk whose partition holds a 0.90 member: exit $rc, $(cat part.out)"
-	rc=0
-	"$RAIDFUSE" mount --readonly --run disk.img mnt >part.out 2>&1 || rc=$?
-	[ "$rc" != 0 ] && grep -q "disk.img@1" part.out || fail "mount of the whole disk: exit $rc, $(cat part.out)"
-	"$RAIDFUSE" examine disk.img@1 >part.out 2>&1 && grep -q "Version : 0.90.00" part.out ||
-		fail "examine disk.img@1: $(cat part.out)"
-	rf_mount --readonly disk.img@1 r1-090/r1-090.m1.img mnt
-	[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "disk.img@1 with its mirror reads other bytes"
-	rf_umount mnt
-	[ "$(sha256sum disk.img)" = "$before" ] || fail "the disk image changed"
-	# A partition that is not the last (a NAS's system mirror is its
-	# first): the whole disk has no superblock, and the error names FILE@1.
-	truncate -s 9M disk2.img
-	printf 'start=2048, size=8192, type=fd\nstart=10240, type=83\n' | sfdisk -q disk2.img >sfdisk.out 2>&1 ||
-		fail "sfdisk: $(cat sfdisk.out)"
-	dd if=r1-090/r1-090.m1.img of=disk2.img bs=1M seek=1 conv=notrunc status=none
-	rc=0
-	"$RAIDFUSE" examine disk2.img >part.out 2>&1 || rc=$?
-	[ "$rc" != 0 ] && grep -q "name them disk2.img@1" part.out ||
-		fail "examine of a disk whose first partition holds a 0.90 member: exit $rc, $(cat part.out)"
-	rf_mount --readonly disk.img@1 disk2.img@1 mnt
-	[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "disk.img@1 and disk2.img@1 read other bytes"
-	rf_umount mnt
-	log "ok: a 0.90 member in a disk's last partition: the whole disk refused, FILE@1 mounts; in a first partition, named"
+unpack r1-090
+truncate -s 5M disk.img
+echo 'start=2048, type=fd' | sfdisk -q disk.img >sfdisk.out 2>&1 || fail "sfdisk: $(cat sfdisk.out)"
+dd if=r1-090/r1-090.m0.img of=disk.img bs=1M seek=1 conv=notrunc status=none
+before=$(sha256sum disk.img)
+rc=0
+"$RAIDFUSE" examine disk.img >part.out 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "is partition 1's" part.out && grep -q "disk.img@1" part.out ||
+	fail "examine of a whole disk whose partition holds a 0.90 member: exit $rc, $(cat part.out)"
+rc=0
+"$RAIDFUSE" mount --readonly --run disk.img mnt >part.out 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "disk.img@1" part.out || fail "mount of the whole disk: exit $rc, $(cat part.out)"
+"$RAIDFUSE" examine disk.img@1 >part.out 2>&1 && grep -q "Version : 0.90.00" part.out ||
+	fail "examine disk.img@1: $(cat part.out)"
+rf_mount --readonly disk.img@1 r1-090/r1-090.m1.img mnt
+[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "disk.img@1 with its mirror reads other bytes"
+rf_umount mnt
+[ "$(sha256sum disk.img)" = "$before" ] || fail "the disk image changed"
+# A partition that is not the last (a NAS's system mirror is its
+# first): the whole disk has no superblock, and the error names FILE@1.
+truncate -s 9M disk2.img
+printf 'start=2048, size=8192, type=fd\nstart=10240, type=83\n' | sfdisk -q disk2.img >sfdisk.out 2>&1 ||
+	fail "sfdisk: $(cat sfdisk.out)"
+dd if=r1-090/r1-090.m1.img of=disk2.img bs=1M seek=1 conv=notrunc status=none
+rc=0
+"$RAIDFUSE" examine disk2.img >part.out 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "name them disk2.img@1" part.out ||
+	fail "examine of a disk whose first partition holds a 0.90 member: exit $rc, $(cat part.out)"
+rf_mount --readonly disk.img@1 disk2.img@1 mnt
+[ "$(sha_of_volume)" = "$(field r1-090 sha256_md0)" ] || fail "disk.img@1 and disk2.img@1 read other bytes"
+rf_umount mnt
+log "ok: a 0.90 member in a disk's last partition: the whole disk refused, FILE@1 mounts; in a first partition, named"
 
-	# A whole-disk raid5 member whose first chunk (the array's first
-	# sectors) holds an MBR with a partition that ends where the member
-	# does: the partition's room (6016 sectors) cannot hold the 8064 the
-	# superblock gives, so the superblock is the disk's, not the
-	# partition's.
-	unpack r5-090
-	python3 - r5-090/r5-090.m0.img <<'PY' || fail "write an MBR into the array's first sector"
+# A whole-disk raid5 member whose first chunk (the array's first
+# sectors) holds an MBR with a partition that ends where the member
+# does: the partition's room (6016 sectors) cannot hold the 8064 the
+# superblock gives, so the superblock is the disk's, not the
+# partition's.
+unpack r5-090
+python3 - r5-090/r5-090.m0.img <<'PY' || fail "write an MBR into the array's first sector"
 import struct, sys
 with open(sys.argv[1], 'r+b') as f:
     mbr = bytearray(512)
@@ -196,15 +195,12 @@ with open(sys.argv[1], 'r+b') as f:
     mbr[510:512] = b'\x55\xaa'
     f.write(mbr)
 PY
-	"$RAIDFUSE" examine r5-090/r5-090.m0.img >part.out 2>&1 && grep -q "Version : 0.90.00" part.out ||
-		fail "a whole-disk member whose content has a partition table: $(cat part.out)"
-	rf_mount --readonly r5-090/*.img mnt
-	cmp -n 512 mnt/volume.img r5-090/r5-090.m0.img || fail "the array's first sector is not the member's"
-	rf_umount mnt
-	log "ok: a whole-disk raid5 member whose array holds a partition table is taken whole"
-else
-	log "sfdisk not installed: the partition case is left out"
-fi
+"$RAIDFUSE" examine r5-090/r5-090.m0.img >part.out 2>&1 && grep -q "Version : 0.90.00" part.out ||
+	fail "a whole-disk member whose content has a partition table: $(cat part.out)"
+rf_mount --readonly r5-090/*.img mnt
+cmp -n 512 mnt/volume.img r5-090/r5-090.m0.img || fail "the array's first sector is not the member's"
+rf_umount mnt
+log "ok: a whole-disk raid5 member whose array holds a partition table is taken whole"
 
 # --- 4. a valid 0.90 member given to create, and one that also holds 1.0 ----
 unpack r1-090
@@ -352,8 +348,8 @@ if command -v valgrind >/dev/null; then
 	unpack r6-090
 	patch090 r5-090/r5-090.m1.img 'w[6] ^= 1; keep_csum = True'
 	vg_args=("examine r6-090/r6-090.m0.img" "examine r5-090/r5-090.m1.img"
-		"mount r6-090/r6-090.m0.img r6-090/r6-090.m1.img r6-090/r6-090.m2.img r6-090/r6-090.m3.img mnt")
-	[ -f disk.img ] && vg_args+=("examine disk.img")
+		"mount r6-090/r6-090.m0.img r6-090/r6-090.m1.img r6-090/r6-090.m2.img r6-090/r6-090.m3.img mnt"
+		"examine disk.img")
 	for args in "${vg_args[@]}"; do
 		rc=0
 		# shellcheck disable=SC2086

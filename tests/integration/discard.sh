@@ -252,6 +252,17 @@ for spec in "raid10 10" "raid5 5"; do
 	sync # the blocks are free for fstrim once the journal has committed
 	fstrim fsm || fail "$name: fstrim"
 	trimmed=$(alloc_kib "${t[@]}")
+	# Under the load of parallel tests, one clean-clone run found that
+	# fstrim had given back nothing at all (the freed blocks not yet
+	# released by ext4); a user runs fstrim again. The bound is the same.
+	for again in 1 2; do
+		[ "$trimmed" -ge $((made + 20 * 1024)) ] || break
+		log "$name: fstrim left $trimmed KiB; syncing and trimming again ($again)"
+		sync
+		sleep 1
+		fstrim fsm || fail "$name: fstrim"
+		trimmed=$(alloc_kib "${t[@]}")
+	done
 	[ "$trimmed" -lt $((made + 20 * 1024)) ] ||
 		fail "$name: fstrim left $trimmed KiB (after mkfs $made, with the file $used)"
 	umount fsm || fail "$name: umount the ext4"
